@@ -1,0 +1,74 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+/**
+ * The whole environment the service reads, validated once at start. The type comes from the schema,
+ * so nothing is written twice.
+ */
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  ORDER_EXCHANGE_ENV: Type.Union([Type.Literal('testing'), Type.Literal('production')], { default: 'testing' }),
+  BUSINESS_TIMEZONE: Type.String({ minLength: 1, default: 'UTC' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' }
+  ),
+  /** Where the embedded PostgreSQL keeps its data when DATABASE_URL is not set. */
+  DATA_DIR: Type.String({ minLength: 1, default: '.data' }),
+  EMBEDDED_PG_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 54329 }),
+  DB_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  /** Seed demo data into an empty embedded database at start. */
+  SEED_DEMO: Type.Boolean({ default: true }),
+  /** Run the graphile-worker effects worker inside the API process. */
+  WORKER_ENABLED: Type.Boolean({ default: true }),
+  WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+  /** Milliseconds after placement at which an order not yet accepted is rejected (0 = off). */
+  AUTO_REJECT_AFTER_MS: Type.Integer({ minimum: 0, default: 24 * 60 * 60 * 1000 }),
+  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
+  /** Upper bound of request bodies on routes other than the bulk shipment sync. */
+  BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
+  /** Upper bound of the shipment sync body: 100,000 realistic rows fit. */
+  SYNC_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 })
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/** Reads and validates config from an environment; throws one ConfigError naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const input: Record<string, unknown> = {}
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const raw = env[key]
+    if (raw !== undefined && raw !== '') input[key] = raw
+  }
+  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, input))
+  const first = Value.Errors(ConfigSchema, withDefaults).First()
+  if (first) {
+    const name = first.path.replace(/^\//, '') || 'environment'
+    const given = input[name]
+    throw new ConfigError(
+      `Invalid configuration: ${name}${given === undefined ? '' : `=${JSON.stringify(given)}`}: ${first.message}`
+    )
+  }
+  const config = withDefaults as Config
+  if (!isTimeZone(config.BUSINESS_TIMEZONE)) {
+    throw new ConfigError(
+      `Invalid configuration: BUSINESS_TIMEZONE=${JSON.stringify(config.BUSINESS_TIMEZONE)}: not an IANA time zone (e.g. Asia/Kolkata)`
+    )
+  }
+  return config
+}
+
+function isTimeZone (tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz })
+    return true
+  } catch {
+    return false
+  }
+}

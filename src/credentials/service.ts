@@ -1,0 +1,85 @@
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { credentials, sellers, stores, type CredentialKind, type Environment } from '../db/schema.js'
+import type { DbOrTx } from '../db/client.js'
+import { generateSecret, parseSecret, secretMatches } from './secret.js'
+
+/** Who is calling: what a verified credential resolves to. */
+export interface Caller {
+  credentialId: number
+  sellerId: number
+  kind: CredentialKind
+  environment: Environment
+  /** Null: every store of the seller. */
+  storeIds: number[] | null
+}
+
+export class CredentialError extends Error {
+  override name = 'CredentialError'
+}
+
+export interface IssueInput {
+  sellerId: number
+  kind: CredentialKind
+  environment: Environment
+  storeIds?: number[] | null
+  label?: string | null
+}
+
+/** Issues a credential; the secret is returned here once and never stored. */
+export async function issueCredential (tx: DbOrTx, input: IssueInput): Promise<{ id: number, secret: string }> {
+  const [seller] = await tx.select({ id: sellers.id }).from(sellers).where(eq(sellers.id, input.sellerId))
+  if (!seller) throw new CredentialError(`No seller with companyId ${input.sellerId}`)
+  const storeIds = input.storeIds && input.storeIds.length > 0 ? [...new Set(input.storeIds)].sort((a, b) => a - b) : null
+  if (storeIds) {
+    const own = await tx.select({ id: stores.id }).from(stores)
+      .where(and(eq(stores.sellerId, input.sellerId), inArray(stores.id, storeIds)))
+    const ownIds = new Set(own.map((s) => s.id))
+    const foreign = storeIds.filter((id) => !ownIds.has(id))
+    if (foreign.length > 0) throw new CredentialError(`Store(s) ${foreign.join(', ')} do not belong to seller ${input.sellerId}`)
+  }
+  const { secret, keyId, secretHash } = generateSecret(input.kind, input.environment)
+  const [row] = await tx.insert(credentials).values({
+    sellerId: input.sellerId, kind: input.kind, environment: input.environment, keyId, secretHash, storeIds, label: input.label ?? null
+  }).returning({ id: credentials.id })
+  return { id: row.id, secret }
+}
+
+export async function listCredentials (tx: DbOrTx, sellerId?: number) {
+  return tx.select({
+    id: credentials.id, sellerId: credentials.sellerId, kind: credentials.kind, environment: credentials.environment,
+    keyId: credentials.keyId, storeIds: credentials.storeIds, label: credentials.label, createdAt: credentials.createdAt,
+    revokedAt: credentials.revokedAt, lastUsedAt: credentials.lastUsedAt
+  }).from(credentials)
+    .where(sellerId === undefined ? undefined : eq(credentials.sellerId, sellerId))
+    .orderBy(asc(credentials.id))
+}
+
+/** Revokes; false when there is no such credential or it was already revoked. */
+export async function revokeCredential (tx: DbOrTx, id: number): Promise<boolean> {
+  const rows = await tx.update(credentials).set({ revokedAt: sql`now()` })
+    .where(and(eq(credentials.id, id), isNull(credentials.revokedAt))).returning({ id: credentials.id })
+  return rows.length > 0
+}
+
+/** last_used_at is written at most this often per credential, not on every request. */
+const LAST_USED_GRANULARITY = '60 seconds'
+
+/**
+ * The caller behind a presented secret, or null when it is unknown, malformed, revoked, of another kind
+ * or of another environment. Callers answer every null the same way (401), so nothing leaks about why.
+ */
+export async function verifyCredential (
+  tx: DbOrTx, secret: string, expected: { kind: CredentialKind, environment: Environment }
+): Promise<Caller | null> {
+  const parsed = parseSecret(secret)
+  if (!parsed || parsed.kind !== expected.kind || parsed.environment !== expected.environment) return null
+  const [row] = await tx.select({
+    id: credentials.id, sellerId: credentials.sellerId, kind: credentials.kind, environment: credentials.environment,
+    secretHash: credentials.secretHash, storeIds: credentials.storeIds, revokedAt: credentials.revokedAt
+  }).from(credentials).where(eq(credentials.keyId, parsed.keyId))
+  if (!row || !secretMatches(secret, row.secretHash)) return null
+  if (row.revokedAt !== null || row.kind !== expected.kind || row.environment !== expected.environment) return null
+  await tx.update(credentials).set({ lastUsedAt: sql`now()` }).where(and(eq(credentials.id, row.id),
+    sql`(${credentials.lastUsedAt} is null or ${credentials.lastUsedAt} < now() - interval '${sql.raw(LAST_USED_GRANULARITY)}')`))
+  return { credentialId: row.id, sellerId: row.sellerId, kind: row.kind, environment: row.environment, storeIds: row.storeIds }
+}

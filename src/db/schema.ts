@@ -1,0 +1,306 @@
+import { sql } from 'drizzle-orm'
+import {
+  bigint, bigserial, boolean, check, date, index, integer, jsonb, numeric, pgEnum, pgTable, primaryKey,
+  serial, text, timestamp, unique, uniqueIndex
+} from 'drizzle-orm/pg-core'
+
+/*
+ * The whole domain model. Every table of the service lives here; drizzle-kit generates drizzle/ from it.
+ * Money, points and quantities are SQL numeric: they are read as strings and never pass through a float
+ * on their way in or out of storage. Catalogue and buyer records are scoped to a seller, because sync IDs
+ * are assigned by that seller's own ERP.
+ */
+
+const money = (name: string) => numeric(name, { precision: 14, scale: 2 })
+const quantity = (name: string) => numeric(name, { precision: 14, scale: 3 })
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow()
+const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow()
+
+export const sellerStatus = pgEnum('seller_status', ['active', 'suspended'])
+
+/** A seller is the spec's company: companyId is sellers.id. */
+export const sellers = pgTable('sellers', {
+  id: serial('id').primaryKey(),
+  name: text('name').notNull(),
+  status: sellerStatus('status').notNull().default('active'),
+  pointsBalance: numeric('points_balance', { precision: 14, scale: 2 }).notNull().default('0'),
+  /** Fraction of orderTotalFinal deducted in points when an order is accepted (0.02 = 2 %). */
+  takeRate: numeric('take_rate', { precision: 6, scale: 4 }).notNull().default('0.02'),
+  autoRejectEnabled: boolean('auto_reject_enabled').notNull().default(false),
+  createdAt: createdAt(),
+  updatedAt: updatedAt()
+}, (t) => [
+  check('sellers_points_balance_non_negative', sql`${t.pointsBalance} >= 0`),
+  check('sellers_take_rate_range', sql`${t.takeRate} >= 0 and ${t.takeRate} <= 1`)
+])
+
+export const stores = pgTable('stores', {
+  id: serial('id').primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  name: text('name').notNull(),
+  createdAt: createdAt()
+}, (t) => [index('stores_seller_idx').on(t.sellerId)])
+
+export const retailers = pgTable('retailers', {
+  id: serial('id').primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  name: text('name').notNull(),
+  firstName: text('first_name'),
+  lastName: text('last_name'),
+  phone: text('phone'),
+  whatsapp: text('whatsapp'),
+  syncId: text('sync_id'),
+  createdAt: createdAt()
+}, (t) => [
+  uniqueIndex('retailers_seller_sync_id_key').on(t.sellerId, t.syncId)
+])
+
+export const shops = pgTable('shops', {
+  id: serial('id').primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  retailerId: integer('retailer_id').notNull().references(() => retailers.id),
+  syncId: text('sync_id'),
+  shopName: text('shop_name').notNull(),
+  createdAt: createdAt()
+}, (t) => [
+  uniqueIndex('shops_seller_sync_id_key').on(t.sellerId, t.syncId),
+  index('shops_retailer_idx').on(t.retailerId)
+])
+
+export const items = pgTable('items', {
+  id: serial('id').primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  itemName: text('item_name').notNull(),
+  itemSyncId: text('item_sync_id'),
+  createdAt: createdAt()
+}, (t) => [uniqueIndex('items_seller_sync_id_key').on(t.sellerId, t.itemSyncId)])
+
+export const skus = pgTable('skus', {
+  id: serial('id').primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  itemId: integer('item_id').notNull().references(() => items.id),
+  skuNickName: text('sku_nick_name').notNull(),
+  images: text('images').array().notNull().default(sql`'{}'::text[]`),
+  tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
+  createdAt: createdAt()
+}, (t) => [index('skus_item_idx').on(t.itemId)])
+
+/** A quantity slab of an offer's price: from minQuantity up to maxQuantity (null = no upper bound). */
+export interface PriceSlab { minQuantity: number, maxQuantity: number | null, price: number }
+
+export const offers = pgTable('offers', {
+  id: serial('id').primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  skuId: integer('sku_id').notNull().references(() => skus.id),
+  offerSyncId: text('offer_sync_id'),
+  purchasePrice: money('purchase_price').notNull(),
+  mrpPriceAmount: money('mrp_price_amount').notNull(),
+  finalPriceWithTax: money('final_price_with_tax').notNull(),
+  currency: text('currency').notNull().default('INR'),
+  priceRange: jsonb('price_range').$type<PriceSlab[]>().notNull().default(sql`'[]'::jsonb`),
+  createdAt: createdAt()
+}, (t) => [
+  uniqueIndex('offers_seller_sync_id_key').on(t.sellerId, t.offerSyncId),
+  index('offers_sku_idx').on(t.skuId)
+])
+
+export const sellingUnits = pgTable('selling_units', {
+  id: serial('id').primaryKey(),
+  skuId: integer('sku_id').notNull().references(() => skus.id),
+  name: text('name').notNull(),
+  multiplier: quantity('multiplier').notNull().default('1'),
+  isBaseUnit: boolean('is_base_unit').notNull().default(false)
+}, (t) => [index('selling_units_sku_idx').on(t.skuId)])
+
+/** A daily deal caps how much of an offer may be grabbed on a day; rejections give quantity back. */
+export const dailyDeals = pgTable('daily_deals', {
+  id: serial('id').primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  offerId: integer('offer_id').notNull().references(() => offers.id),
+  dealDate: date('deal_date').notNull(),
+  dealPrice: money('deal_price').notNull(),
+  maxQuantity: quantity('max_quantity').notNull(),
+  grabbedQuantity: quantity('grabbed_quantity').notNull().default('0'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt()
+}, (t) => [
+  index('daily_deals_offer_idx').on(t.offerId),
+  check('daily_deals_grabbed_non_negative', sql`${t.grabbedQuantity} >= 0`)
+])
+
+export const orderStatus = pgEnum('order_status', [
+  'ORDER_PLACED', 'ORDER_ACCEPTED', 'ORDER_REJECTED_BY_SELLER', 'ORDER_COMPLETED_BY_SELLER', 'CANCELLED', 'DELIVERED'
+])
+export type OrderStatus = (typeof orderStatus.enumValues)[number]
+
+export const paymentMode = pgEnum('payment_mode', ['ONLINE_PAID', 'PREPAID', 'CASH_ON_DELIVERY'])
+
+export const orders = pgTable('orders', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  storeId: integer('store_id').notNull().references(() => stores.id),
+  retailerId: integer('retailer_id').notNull().references(() => retailers.id),
+  shopId: integer('shop_id').references(() => shops.id),
+  orderNumber: text('order_number').notNull().unique(),
+  serviceOrderNumber: text('service_order_number').notNull(),
+  status: orderStatus('status').notNull().default('ORDER_PLACED'),
+  deliveryType: text('delivery_type').notNull().default('REGULAR'),
+  /** The retailer's name as it was when the order was placed. */
+  retailerName: text('retailer_name').notNull(),
+  isActionable: boolean('is_actionable').notNull().default(true),
+  currencyCode: text('currency_code').notNull().default('INR'),
+  orderTotal: money('order_total').notNull(),
+  orderTotalFinal: money('order_total_final').notNull(),
+  orderTaxAmount: money('order_tax_amount').notNull().default('0'),
+  orderCessAmount: money('order_cess_amount').notNull().default('0'),
+  appliedPoints: money('applied_points').notNull().default('0'),
+  totalExtraCharges: money('total_extra_charges').notNull().default('0'),
+  roundOff: money('round_off').notNull().default('0'),
+  totalItemsInOrder: integer('total_items_in_order').notNull(),
+  paymentMode: paymentMode('payment_mode').notNull(),
+  isDeleted: boolean('is_deleted').notNull().default(false),
+  deletedAt: timestamp('deleted_at', { withTimezone: true }),
+  createdAt: createdAt(),
+  updatedAt: updatedAt()
+}, (t) => [
+  // The page walk of the orders query: a seller's live orders by creation time, then id.
+  index('orders_seller_created_idx').on(t.sellerId, t.createdAt, t.id).where(sql`not ${t.isDeleted}`),
+  // Incremental sync (updatedSince).
+  index('orders_seller_updated_idx').on(t.sellerId, t.updatedAt, t.id).where(sql`not ${t.isDeleted}`)
+])
+
+export const orderItems = pgTable('order_items', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  orderId: bigint('order_id', { mode: 'number' }).notNull().references(() => orders.id),
+  itemId: integer('item_id').notNull().references(() => items.id),
+  skuId: integer('sku_id').notNull().references(() => skus.id),
+  offerId: integer('offer_id').notNull().references(() => offers.id),
+  dealId: integer('deal_id').references(() => dailyDeals.id),
+  quantity: quantity('quantity').notNull(),
+  unitPrice: money('unit_price').notNull()
+}, (t) => [index('order_items_order_idx').on(t.orderId)])
+
+export const orderStatusHistory = pgTable('order_status_history', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  orderId: bigint('order_id', { mode: 'number' }).notNull().references(() => orders.id),
+  fromStatus: orderStatus('from_status'),
+  toStatus: orderStatus('to_status').notNull(),
+  reason: text('reason'),
+  /** The credential that made the change; null for the system (seed, auto-rejection). */
+  credentialId: integer('credential_id').references(() => credentials.id),
+  source: text('source').notNull().default('api'),
+  changedAt: timestamp('changed_at', { withTimezone: true }).notNull().defaultNow()
+}, (t) => [index('order_status_history_order_idx').on(t.orderId)])
+
+export const pointsEntryKind = pgEnum('points_entry_kind', ['TOP_UP', 'ORDER_ACCEPTANCE', 'ADJUSTMENT'])
+
+/**
+ * Every change of a seller's points balance. The UNIQUE (order, kind) makes a second deduction for
+ * the same order impossible rather than unlikely; sum(amount) per seller equals its balance.
+ */
+export const pointsLedger = pgTable('points_ledger', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  orderId: bigint('order_id', { mode: 'number' }).references(() => orders.id),
+  kind: pointsEntryKind('kind').notNull(),
+  amount: money('amount').notNull(),
+  balanceAfter: money('balance_after').notNull(),
+  createdAt: createdAt()
+}, (t) => [
+  unique('points_ledger_order_kind_key').on(t.orderId, t.kind),
+  index('points_ledger_seller_idx').on(t.sellerId)
+])
+
+export const refundStatus = pgEnum('refund_status', ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'MANUAL'])
+
+/** At most one refund per order. */
+export const refunds = pgTable('refunds', {
+  id: serial('id').primaryKey(),
+  orderId: bigint('order_id', { mode: 'number' }).notNull().unique().references(() => orders.id),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  amount: money('amount').notNull(),
+  currency: text('currency').notNull().default('INR'),
+  status: refundStatus('status').notNull().default('PENDING'),
+  gateway: text('gateway'),
+  gatewayReference: text('gateway_reference'),
+  lastError: text('last_error'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt()
+})
+
+export const payoutStatus = pgEnum('payout_status', ['ON_HOLD', 'SCHEDULED', 'PAID', 'CANCELLED'])
+
+/** What the platform owes the seller for a prepaid order; completing the order moves it on. */
+export const payoutSchedules = pgTable('payout_schedules', {
+  id: serial('id').primaryKey(),
+  orderId: bigint('order_id', { mode: 'number' }).notNull().unique().references(() => orders.id),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  amount: money('amount').notNull(),
+  status: payoutStatus('status').notNull().default('ON_HOLD'),
+  scheduledFor: date('scheduled_for'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt()
+})
+
+/**
+ * One row per side effect applied to an order (e.g. DEAL_QUANTITY_RETURNED). Writing it in the same
+ * transaction as the effect makes each effect happen at most once, whatever retries or races occur.
+ */
+export const orderEffects = pgTable('order_effects', {
+  orderId: bigint('order_id', { mode: 'number' }).notNull().references(() => orders.id),
+  kind: text('kind').notNull(),
+  createdAt: createdAt()
+}, (t) => [primaryKey({ columns: [t.orderId, t.kind] })])
+
+export const deliveryStatus = pgEnum('delivery_status', ['PENDING', 'DELIVERED', 'FAILED'])
+
+/** A notification event (order + transition + channel) and its delivery state. */
+export const notificationDeliveries = pgTable('notification_deliveries', {
+  eventId: text('event_id').primaryKey(),
+  orderId: bigint('order_id', { mode: 'number' }).notNull().references(() => orders.id),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  channel: text('channel').notNull(),
+  eventType: text('event_type').notNull(),
+  status: deliveryStatus('status').notNull().default('PENDING'),
+  attempts: integer('attempts').notNull().default(0),
+  lastError: text('last_error'),
+  deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+  createdAt: createdAt(),
+  updatedAt: updatedAt()
+}, (t) => [index('notification_deliveries_order_idx').on(t.orderId)])
+
+export const outstandingShipments = pgTable('outstanding_shipments', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  retailerSyncId: text('retailer_sync_id').notNull(),
+  /** Null when the client has no shop for the row; null is a key value of its own. */
+  shopSyncId: text('shop_sync_id'),
+  offerSyncId: text('offer_sync_id').notNull(),
+  outstandingQuantity: numeric('outstanding_quantity').notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt()
+}, (t) => [
+  unique('outstanding_shipments_key').on(t.sellerId, t.retailerSyncId, t.shopSyncId, t.offerSyncId).nullsNotDistinct(),
+  check('outstanding_shipments_quantity_non_negative', sql`${t.outstandingQuantity} >= 0`)
+])
+
+export const credentialKind = pgEnum('credential_kind', ['access-token', 'api-key'])
+export type CredentialKind = (typeof credentialKind.enumValues)[number]
+export const environment = pgEnum('environment', ['testing', 'production'])
+export type Environment = (typeof environment.enumValues)[number]
+
+/** Secrets are stored only as a SHA-256 hash; keyId is a public, indexed part of the secret for lookup. */
+export const credentials = pgTable('credentials', {
+  id: serial('id').primaryKey(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  kind: credentialKind('kind').notNull(),
+  environment: environment('environment').notNull(),
+  keyId: text('key_id').notNull().unique(),
+  secretHash: text('secret_hash').notNull(),
+  /** Null: every store of the seller. */
+  storeIds: integer('store_ids').array(),
+  label: text('label'),
+  createdAt: createdAt(),
+  revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  lastUsedAt: timestamp('last_used_at', { withTimezone: true })
+}, (t) => [index('credentials_seller_idx').on(t.sellerId)])

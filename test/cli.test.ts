@@ -1,0 +1,102 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { runCli } from '../src/cli/main.js'
+import { createTestDatabaseUrl } from './helpers/test-server.js'
+
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/order-exchange.js')
+
+async function cli (argv: string[], env: Record<string, string | undefined>) {
+  const out: string[] = []; const err: string[] = []
+  const code = await runCli(argv, env, (l) => out.push(l), (l) => err.push(l))
+  return { code, out: out.join('\n'), err: err.join('\n') }
+}
+
+t.test('migrate, seed, credentials issue / list / revoke', async (t) => {
+  const { url, drop } = await createTestDatabaseUrl()
+  t.teardown(drop)
+  const env = { DATABASE_URL: url }
+
+  const migrated = await cli(['migrate'], env)
+  t.equal(migrated.code, 0, migrated.err)
+  t.match(migrated.err, /migrations applied/)
+
+  const seeded = await cli(['seed', '--orders', '60', '--seed', '7', '--json'], env)
+  t.equal(seeded.code, 0, seeded.err)
+  const summary = JSON.parse(seeded.out)
+  t.equal(summary.sellers.length, 3)
+  t.equal(summary.orders, 60)
+  t.same(summary.sellers.map((s: { status: string }) => s.status), ['active', 'active', 'suspended'])
+  t.equal(summary.sellers.reduce((n: number, s: { orderCount: number }) => n + s.orderCount, 0), 60)
+  for (const s of summary.sellers) t.ok(s.storeIds.length >= 2, 'several stores per seller')
+  const companyId = summary.sellers[0].companyId
+
+  const plain = await cli(['seed', '--orders', '3'], env)
+  t.equal(plain.code, 0)
+  t.match(plain.out, /companyId \d+ {2}Sharma Distributors Pvt Ltd {2}status=active/)
+
+  const issued = await cli(['credentials', 'issue', '--seller', String(companyId), '--kind', 'api-key'], env)
+  t.equal(issued.code, 0, issued.err)
+  t.match(issued.out, /^oxs_test_ak_[A-Za-z0-9]{12}_[A-Za-z0-9_-]{43}$/, 'prints the secret alone')
+  const narrowed = await cli(['credentials', 'issue', '--seller', String(companyId), '--kind', 'access-token',
+    '--environment', 'production', '--stores', summary.sellers[0].storeIds.slice(0, 1).join(',')], env)
+  t.equal(narrowed.code, 0, narrowed.err)
+  t.match(narrowed.out, /^oxs_live_at_/)
+
+  const listed = await cli(['credentials', 'list', '--json'], env)
+  t.equal(listed.code, 0)
+  const rows = JSON.parse(listed.out)
+  t.equal(rows.length, 2)
+  t.notOk(listed.out.includes(issued.out.split('_').pop()!), 'no secret in the listing')
+  const text = await cli(['credentials', 'list', '--seller', String(companyId)], env)
+  t.match(text.out, /#\d+ {2}seller \d+ {2}api-key {2}testing/)
+
+  const revoked = await cli(['credentials', 'revoke', String(rows[0].id)], env)
+  t.equal(revoked.code, 0)
+  const again = await cli(['credentials', 'revoke', String(rows[0].id)], env)
+  t.equal(again.code, 1)
+  t.match(again.err, /no active credential/)
+})
+
+t.test('bad input: non-zero exit and a clear message', async (t) => {
+  const { url, drop } = await createTestDatabaseUrl()
+  t.teardown(drop)
+  const env = { DATABASE_URL: url }
+  const cases: Array<[string[], number, RegExp]> = [
+    [[], 1, /Usage: order-exchange/],
+    [['launch'], 2, /unknown command "launch"/],
+    [['seed', '--orders', 'many'], 2, /--orders must be a whole number/],
+    [['seed', '--anchor', 'yesterday'], 2, /--anchor must be an ISO-8601 date/],
+    [['seed', '--frobnicate'], 2, /Unknown option '--frobnicate'/],
+    [['credentials'], 2, /credentials takes issue, list or revoke/],
+    [['credentials', 'issue', '--kind', 'api-key'], 2, /--seller is required/],
+    [['credentials', 'issue', '--seller', '1', '--kind', 'password'], 2, /--kind must be access-token or api-key/],
+    [['credentials', 'issue', '--seller', '1', '--kind', 'api-key', '--environment', 'staging'], 2, /--environment must be testing or production/],
+    [['credentials', 'issue', '--seller', '4242', '--kind', 'api-key'], 1, /No seller with companyId 4242/],
+    [['credentials', 'revoke'], 2, /takes one credential id/]
+  ]
+  for (const [argv, code, pattern] of cases) {
+    const r = await cli(argv, env)
+    t.equal(r.code, code, argv.join(' '))
+    t.match(r.err + r.out, pattern, argv.join(' '))
+  }
+  const help = await cli(['--help'], env)
+  t.equal(help.code, 0)
+  const badConfig = await cli(['migrate'], { DATABASE_URL: 'mysql://nope' })
+  t.equal(badConfig.code, 1)
+  t.match(badConfig.err, /Invalid configuration: DATABASE_URL/)
+  const unreachable = await cli(['migrate'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' })
+  t.equal(unreachable.code, 1)
+  t.match(unreachable.err, /order-exchange: migrate failed: .*ECONNREFUSED/)
+})
+
+t.test('the bin runs as a program', async (t) => {
+  const { url, drop } = await createTestDatabaseUrl()
+  t.teardown(drop)
+  const run = promisify(execFile)
+  const { stdout, stderr } = await run(process.execPath, [BIN, 'seed', '--orders', '5', '--json'], { env: { ...process.env, DATABASE_URL: url } })
+  t.equal(JSON.parse(stdout).orders, 5, stderr)
+  await t.rejects(run(process.execPath, [BIN, 'bogus'], { env: { ...process.env, DATABASE_URL: url } }), { code: 2 })
+})

@@ -1,0 +1,3 @@
+import { teardownTestServer } from '../helpers/test-server.js'
+
+await teardownTestServer()
