@@ -26,6 +26,29 @@ export const ConfigSchema = Type.Object({
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
   /** Milliseconds after placement at which an order not yet accepted is rejected (0 = off). */
   AUTO_REJECT_AFTER_MS: Type.Integer({ minimum: 0, default: 24 * 60 * 60 * 1000 }),
+  /** How often the worker looks for jobs that came due (scheduled jobs, retries); new jobs arrive by LISTEN at once. */
+  WORKER_POLL_INTERVAL_MS: Type.Integer({ minimum: 50, default: 2000 }),
+  /** How often a worker releases the jobs of workers that died mid-job (graphile-worker alone waits 4 hours). */
+  WORKER_RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  /** Notification transport per channel: log (records only), webhook, whatsapp-cloud (retailer channels). */
+  NOTIFY_SELLER_TRANSPORT: Type.Union([Type.Literal('log'), Type.Literal('webhook')], { default: 'log' }),
+  NOTIFY_CUSTOMER_TRANSPORT: Type.Union([Type.Literal('log'), Type.Literal('webhook'), Type.Literal('whatsapp-cloud')], { default: 'log' }),
+  NOTIFY_MESSAGING_TRANSPORT: Type.Union([Type.Literal('log'), Type.Literal('webhook'), Type.Literal('whatsapp-cloud')], { default: 'log' }),
+  /** Where the webhook transport POSTs events, and the secret it signs them with (HMAC-SHA256). */
+  WEBHOOK_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  /** Meta WhatsApp Cloud API: base URL (with version), sending phone number id, access token, templates. */
+  WHATSAPP_API_BASE_URL: Type.String({ pattern: '^https?://', default: 'https://graph.facebook.com/v21.0' }),
+  WHATSAPP_PHONE_NUMBER_ID: Type.Optional(Type.String({ minLength: 1 })),
+  WHATSAPP_ACCESS_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  WHATSAPP_TEMPLATE_LANGUAGE: Type.String({ minLength: 1, default: 'en' }),
+  WHATSAPP_TEMPLATE_ACCEPTED: Type.String({ minLength: 1, default: 'order_accepted' }),
+  WHATSAPP_TEMPLATE_REJECTED: Type.String({ minLength: 1, default: 'order_rejected' }),
+  WHATSAPP_TEMPLATE_COMPLETED: Type.String({ minLength: 1, default: 'order_completed' }),
+  WHATSAPP_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  /** The payment gateway refunds go through; manual leaves them to finance. */
+  REFUND_GATEWAY: Type.Union([Type.Literal('manual')], { default: 'manual' }),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   /** Upper bound of request bodies on routes other than the bulk shipment sync. */
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),

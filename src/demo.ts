@@ -14,7 +14,7 @@ export async function seedDemoIfEmpty (config: Config, database: Database): Prom
   if (config.DATABASE_URL || config.ORDER_EXCHANGE_ENV !== 'testing' || !config.SEED_DEMO) return null
   if (!(await isEmpty(database))) return null
   const anchor = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000)
-  const summary = await seed(database, { orders: 300, seed: 1, anchor })
+  const summary = await seed(database, { orders: 300, seed: 1, anchor, autoRejectAfterMs: config.AUTO_REJECT_AFTER_MS })
   const credentials: DemoCredentials[] = []
   for (const s of summary.sellers.filter((x) => x.status === 'active')) {
     const accessToken = await issueCredential(database.db, { sellerId: s.companyId, kind: 'access-token', environment: 'testing', label: 'demo' })

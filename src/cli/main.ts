@@ -5,6 +5,7 @@ import { migrate } from '../db/migrate.js'
 import { EmbeddedPostgresError } from '../db/embedded.js'
 import { CredentialError, issueCredential, listCredentials, revokeCredential } from '../credentials/service.js'
 import { DEFAULT_ANCHOR, seed } from '../seed/seed.js'
+import { runWorker } from './worker-command.js'
 
 const USAGE = `Usage: order-exchange <command>
 
@@ -18,6 +19,8 @@ Commands:
   credentials list [--seller <companyId>] [--json]
                                               list credentials (never secrets)
   credentials revoke <id>                     revoke a credential
+  worker                                      run the effects worker alone (notifications, refunds,
+                                              auto-rejections) until SIGINT/SIGTERM
 
 Uses DATABASE_URL, or the embedded PostgreSQL under DATA_DIR when it is unset.`
 
@@ -72,7 +75,7 @@ export async function runCli (argv: string[], env: Record<string, string | undef
         const started = Date.now()
         const summary = await withConnection(config, async ({ database }) => {
           await migrate(database.url)
-          return seed(database, { orders, seed: seedValue, anchor, log: err })
+          return seed(database, { orders, seed: seedValue, anchor, autoRejectAfterMs: config.AUTO_REJECT_AFTER_MS, log: err })
         })
         if (values.json) out(JSON.stringify(summary, null, 2))
         else {
@@ -85,6 +88,9 @@ export async function runCli (argv: string[], env: Record<string, string | undef
       }
       case 'credentials':
         return await credentialsCommand(config, rest, out, err)
+      case 'worker':
+        parseArgs({ args: rest, options: {}, strict: true })
+        return await runWorker(config, err)
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}`)
     }

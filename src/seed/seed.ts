@@ -4,6 +4,7 @@ import type { OrderStatus } from '../db/schema.js'
 import { Random } from './random.js'
 import { columnTypes, insertRows, type BulkValue } from '../db/bulk.js'
 import { FIRST_NAMES, LAST_NAMES, LOCALITIES, PRODUCTS, SHOP_WORDS } from './catalogue.js'
+import { scheduleLoadedAutoRejections } from '../effects/auto-rejection.js'
 
 /*
  * Deterministic demo data: the same seed, order count and anchor give the same rows on an empty
@@ -17,6 +18,8 @@ export interface SeedOptions {
   seed: number
   /** Orders are created in the 90 days up to this instant. Fixed by default so runs are repeatable. */
   anchor: Date
+  /** AUTO_REJECT_AFTER_MS: placed orders of auto-reject sellers get their job this long after loading (0 = none). Default 24 h. */
+  autoRejectAfterMs?: number
   log?: (line: string) => void
 }
 
@@ -161,6 +164,7 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
     const orderRows: BulkValue[][] = []; const lineRows: BulkValue[][] = []; const historyRows: BulkValue[][] = []
     const refundRows: BulkValue[][] = []; const payoutRows: BulkValue[][] = []
     const grabbed = new Map<number, number>()
+    const firstOrderId = ids.orders
     const flush = async (): Promise<void> => {
       await insert('orders', ['id', 'seller_id', 'store_id', 'retailer_id', 'shop_id', 'order_number', 'service_order_number', 'status', 'delivery_type', 'retailer_name', 'is_actionable', 'currency_code', 'order_total', 'order_total_final', 'order_tax_amount', 'order_cess_amount', 'applied_points', 'total_extra_charges', 'round_off', 'total_items_in_order', 'payment_mode', 'is_deleted', 'deleted_at', 'created_at', 'updated_at'], orderRows)
       await insert('order_items', ['id', 'order_id', 'item_id', 'sku_id', 'offer_id', 'deal_id', 'quantity', 'unit_price'], lineRows)
@@ -225,6 +229,9 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
     await tx`update daily_deals d set grabbed_quantity = g.qty::numeric
       from unnest(${dealIds}::text[], ${dealIds.map((id) => String(grabbed.get(Number(id)) ?? 0))}::text[]) as g(id, qty)
       where d.id = g.id::int`
+
+    const autoRejections = await scheduleLoadedAutoRejections(tx, firstOrderId, options.autoRejectAfterMs ?? 24 * 60 * 60 * 1000)
+    log(`auto-rejection jobs scheduled: ${autoRejections}`)
 
     // Ids were assigned here: move every sequence past them.
     for (const t of Object.keys(ids)) {

@@ -1,0 +1,72 @@
+import type { Database } from '../db/client.js'
+import type { OrderStatus } from '../db/schema.js'
+import type { NotificationChannel, NotificationEventType, NotifyPayload } from './jobs.js'
+
+/**
+ * Everything a transport needs to tell someone about one order event, read when it is delivered. The
+ * status is the one the event is about (not the order's current one), so a late retry still says what
+ * happened at the time.
+ */
+export interface Notification {
+  eventId: string
+  eventType: NotificationEventType
+  channel: NotificationChannel
+  occurredAt: string
+  order: {
+    orderId: number
+    orderNumber: string
+    orderStatus: OrderStatus
+    companyId: number
+    storeId: number
+    orderTotalFinal: string
+    currencyCode: string
+    reason: string | null
+  }
+  seller: { companyId: number, name: string }
+  retailer: { retailerId: number, name: string, firstName: string | null, phone: string | null, whatsapp: string | null }
+}
+
+export const EVENT_STATUS: Record<NotificationEventType, OrderStatus> = {
+  'order.accepted': 'ORDER_ACCEPTED',
+  'order.rejected': 'ORDER_REJECTED_BY_SELLER',
+  'order.completed': 'ORDER_COMPLETED_BY_SELLER'
+}
+
+/** The notification for a notify job, or null when its order no longer exists. */
+export async function loadNotification (database: Database, payload: NotifyPayload): Promise<Notification | null> {
+  const [row] = await database.sql`
+    select o.id, o.order_number, o.seller_id, o.store_id, o.order_total_final, o.currency_code,
+      s.name as seller_name, r.id as retailer_id, coalesce(r.name, o.retailer_name) as retailer_name,
+      r.first_name, r.phone, r.whatsapp
+    from orders o
+    join sellers s on s.id = o.seller_id
+    left join retailers r on r.id = o.retailer_id
+    where o.id = ${payload.orderId}`
+  if (!row) return null
+  return {
+    eventId: payload.eventId,
+    eventType: payload.eventType,
+    channel: payload.channel,
+    occurredAt: payload.occurredAt,
+    order: {
+      orderId: Number(row.id),
+      orderNumber: row.order_number,
+      orderStatus: EVENT_STATUS[payload.eventType],
+      companyId: row.seller_id,
+      storeId: row.store_id,
+      orderTotalFinal: row.order_total_final,
+      currencyCode: row.currency_code,
+      reason: payload.reason
+    },
+    seller: { companyId: row.seller_id, name: row.seller_name },
+    retailer: { retailerId: row.retailer_id, name: row.retailer_name, firstName: row.first_name, phone: row.phone, whatsapp: row.whatsapp }
+  }
+}
+
+/** One line a person reads: the log transport writes it, and it is what a message would say. */
+export function notificationText (n: Notification): string {
+  const what = n.eventType === 'order.accepted'
+    ? 'was accepted'
+    : n.eventType === 'order.completed' ? 'was completed' : `was rejected: ${n.order.reason ?? 'no reason given'}`
+  return `Order ${n.order.orderNumber} of ${n.retailer.name} with ${n.seller.name} ${what}`
+}

@@ -1,0 +1,61 @@
+import type { Task } from 'graphile-worker'
+import type { Logger } from 'pino'
+import type { Database } from '../../db/client.js'
+import type { NotificationChannel, NotifyPayload } from '../jobs.js'
+import { loadNotification } from '../notification.js'
+import { PermanentDeliveryError, type NotificationTransport } from '../transports/transport.js'
+
+export interface NotifyDeps {
+  database: Database
+  transports: Record<NotificationChannel, NotificationTransport>
+  logger: Logger
+}
+
+/**
+ * Delivers one notification event through its channel's transport and keeps notification_deliveries
+ * up to date. At least once: a crash after sending but before the row says DELIVERED sends again with
+ * the same event id, which receivers de-duplicate on. A row already DELIVERED is never sent again.
+ */
+export function notifyTask ({ database, transports, logger }: NotifyDeps): Task {
+  return async (raw, helpers) => {
+    const payload = raw as NotifyPayload
+    const { sql } = database
+    const [row] = await sql`select status from notification_deliveries where event_id = ${payload.eventId}`
+    if (row?.status === 'DELIVERED') return
+    const transport = transports[payload.channel]
+    if (!transport) throw new Error(`unknown notification channel ${JSON.stringify(payload.channel)}`)
+
+    const notification = await loadNotification(database, payload)
+    if (!notification) {
+      logger.warn({ eventId: payload.eventId, orderId: payload.orderId }, 'notification dropped: its order does not exist')
+      return
+    }
+    if (!row) {
+      // Enqueued without its row (not through enqueueNotification): track it all the same.
+      await sql`insert into notification_deliveries (event_id, order_id, seller_id, channel, event_type)
+        values (${payload.eventId}, ${payload.orderId}, ${payload.sellerId}, ${payload.channel}, ${payload.eventType})
+        on conflict do nothing`
+    }
+
+    try {
+      await transport.send(notification)
+    } catch (err) {
+      const permanent = err instanceof PermanentDeliveryError
+      const last = permanent || helpers.job.attempts >= helpers.job.max_attempts
+      const message = (err as Error).message
+      await sql`update notification_deliveries
+        set attempts = attempts + 1, last_error = ${message}, status = ${last ? 'FAILED' : 'PENDING'}, updated_at = now()
+        where event_id = ${payload.eventId} and status <> 'DELIVERED'`
+      if (last) {
+        logger.error({ eventId: payload.eventId, channel: payload.channel, transport: transport.name, orderId: payload.orderId, attempts: helpers.job.attempts, err: message },
+          'notification failed for good: no more retries')
+      }
+      if (permanent) return
+      throw err
+    }
+    await sql`update notification_deliveries
+      set status = 'DELIVERED', attempts = attempts + 1, last_error = null, delivered_at = now(), updated_at = now()
+      where event_id = ${payload.eventId}`
+    logger.debug({ eventId: payload.eventId, transport: transport.name }, 'notification delivered')
+  }
+}

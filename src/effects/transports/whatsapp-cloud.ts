@@ -1,0 +1,72 @@
+import type { NotificationEventType } from '../jobs.js'
+import type { Notification } from '../notification.js'
+import { describeFetchError, PermanentDeliveryError, type NotificationTransport } from './transport.js'
+
+export interface WhatsappCloudOptions {
+  /** e.g. https://graph.facebook.com/v21.0 (a local stand-in in tests). */
+  baseUrl: string
+  phoneNumberId: string
+  accessToken: string
+  language: string
+  templates: Record<NotificationEventType, string>
+  timeoutMs: number
+}
+
+/** A phone number as the Cloud API wants it: country code and digits, no `+` or spaces. */
+export function whatsappRecipient (n: Notification): string | null {
+  const raw = n.retailer.whatsapp ?? n.retailer.phone
+  const digits = raw?.replace(/\D/g, '') ?? ''
+  return digits.length >= 8 ? digits : null
+}
+
+/**
+ * The Cloud API body: a pre-approved template, parameters {{1}} retailer, {{2}} order number,
+ * {{3}} seller and, for a rejection, {{4}} the reason. biz_opaque_callback_data carries the event id
+ * into Meta's status callbacks.
+ */
+export function whatsappMessage (n: Notification, to: string, options: Pick<WhatsappCloudOptions, 'language' | 'templates'>): object {
+  const parameters = [n.retailer.firstName ?? n.retailer.name, n.order.orderNumber, n.seller.name]
+  if (n.eventType === 'order.rejected') parameters.push(n.order.reason ?? '-')
+  return {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    to,
+    type: 'template',
+    biz_opaque_callback_data: n.eventId,
+    template: {
+      name: options.templates[n.eventType],
+      language: { code: options.language },
+      components: [{ type: 'body', parameters: parameters.map((text) => ({ type: 'text', text })) }]
+    }
+  }
+}
+
+/** Sends a template message to the retailer's WhatsApp number, else phone, through Meta's WhatsApp Cloud API. */
+export function whatsappCloudTransport (options: WhatsappCloudOptions): NotificationTransport {
+  const url = `${options.baseUrl.replace(/\/+$/, '')}/${encodeURIComponent(options.phoneNumberId)}/messages`
+  return {
+    name: 'whatsapp-cloud',
+    async send (n) {
+      const to = whatsappRecipient(n)
+      if (!to) throw new PermanentDeliveryError(`retailer ${n.retailer.retailerId} has no whatsapp or phone number`)
+      let response: Response
+      try {
+        response = await fetch(url, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${options.accessToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify(whatsappMessage(n, to, options)),
+          signal: AbortSignal.timeout(options.timeoutMs)
+        })
+      } catch (err) {
+        throw new Error(describeFetchError(err, 'whatsapp-cloud', options.timeoutMs))
+      }
+      const text = await response.text().catch(() => '')
+      if (!response.ok) {
+        // Meta's error object says why (e.g. code 131026, message undeliverable); keep it short.
+        let detail = ''
+        try { const e = JSON.parse(text).error; detail = e ? `: ${e.code ?? ''} ${e.message ?? ''}`.trimEnd() : '' } catch {}
+        throw new Error(`whatsapp-cloud answered HTTP ${response.status}${detail.slice(0, 300)}`)
+      }
+    }
+  }
+}
