@@ -22,7 +22,15 @@ export const OrderErrorText = {
   insufficientPoints: 'Insufficient points to accept this order',
   badOrderId: 'Order_id must be a positive integer',
   storageFailure: 'Order could not be updated',
-  cannotChange: (from: string, to: string) => `Cannot change order status from ${from} to ${to}`
+  cannotChange: (from: string, to: string) => `Cannot change order status from ${from} to ${to}`,
+  itemNotObject: 'Order status item must be an object'
+} as const
+
+/** Request-level texts of the status update (spec 4.2, 7.1, decisions.md). */
+export const StatusUpdateText = {
+  success: 'Order statuses updated successfully',
+  statusRequired: 'Order status is required',
+  tooManyItems: (max: number) => `Order status must contain at most ${max} items`
 } as const
 
 /** The envelope of the REST endpoints (spec 4.2): error/status/statusCode/message and maybe data. */

@@ -27,6 +27,8 @@ export interface NotifyPayload {
   sellerId: number
   /** The rejection reason, for order.rejected. */
   reason: string | null
+  /** Messaging channel: the retailer's whatsapp number, else phone (null when neither is known). */
+  recipient?: string | null
   occurredAt: string
 }
 

@@ -1,0 +1,82 @@
+import { sql } from 'drizzle-orm'
+import type { Tx } from '../db/client.js'
+import type { OrderStatus } from '../db/schema.js'
+
+/*
+ * The rows a status change decides on, read under row locks so two batches never decide on the same
+ * state. Lock order is always: seller, then orders by ascending id, then daily deals by ascending id;
+ * with one order everywhere, racing batches queue instead of deadlocking.
+ *
+ * FOR NO KEY UPDATE rather than FOR UPDATE: it blocks every other writer of the row just the same, but
+ * not the FOR KEY SHARE locks that foreign-key checks take (inserting a history row, ledger entry or
+ * notification that references the order or seller). With FOR UPDATE, a batch holding the seller would
+ * deadlock against a rejection batch that holds the orders and inserts rows pointing at the seller.
+ */
+
+export interface LockedSeller {
+  id: number
+  status: 'active' | 'suspended'
+  pointsBalance: string
+  takeRate: string
+}
+
+export interface LockedOrder {
+  id: number
+  storeId: number
+  status: OrderStatus
+  paymentMode: 'ONLINE_PAID' | 'PREPAID' | 'CASH_ON_DELIVERY'
+  orderTotalFinal: string
+  currencyCode: string
+  /** Where the messaging app reaches the retailer: whatsapp, else phone (null when neither is known). */
+  messagingRecipient: string | null
+}
+
+export async function lockSeller (tx: Tx, sellerId: number): Promise<LockedSeller | undefined> {
+  const rows = await tx.execute<{ id: number, status: 'active' | 'suspended', points_balance: string, take_rate: string }>(sql`
+    select id, status, points_balance, take_rate from sellers where id = ${sellerId} for no key update`)
+  const row = rows[0]
+  return row && { id: row.id, status: row.status, pointsBalance: row.points_balance, takeRate: row.take_rate }
+}
+
+/**
+ * The seller's live orders among these ids, locked in id order. Another seller's order and a
+ * soft-deleted one are simply absent: the caller reports both as not found, so nothing leaks.
+ */
+export async function lockOrders (tx: Tx, sellerId: number, orderIds: number[]): Promise<Map<number, LockedOrder>> {
+  const ids = [...new Set(orderIds)].sort((a, b) => a - b)
+  const found = new Map<number, LockedOrder>()
+  if (ids.length === 0) return found
+  const rows = await tx.execute<{
+    id: string, store_id: number, status: OrderStatus, payment_mode: LockedOrder['paymentMode'],
+    order_total_final: string, currency_code: string, recipient: string | null
+  }>(sql`
+    select o.id, o.store_id, o.status, o.payment_mode, o.order_total_final, o.currency_code,
+           coalesce(nullif(r.whatsapp, ''), nullif(r.phone, '')) as recipient
+    from orders o join retailers r on r.id = o.retailer_id
+    where o.id = any(${`{${ids.join(',')}}`}::bigint[]) and o.seller_id = ${sellerId} and not o.is_deleted
+    order by o.id
+    for no key update of o`)
+  for (const row of rows) {
+    const id = Number(row.id)
+    found.set(id, {
+      id, storeId: row.store_id, status: row.status, paymentMode: row.payment_mode,
+      orderTotalFinal: row.order_total_final, currencyCode: row.currency_code, messagingRecipient: row.recipient
+    })
+  }
+  return found
+}
+
+/**
+ * Locks the daily deals that rejecting these orders would give quantity back to, in id order. A batch
+ * that changes its orders one by one takes them all up front, so two batches sharing deals never hold
+ * one each while waiting for the other.
+ */
+export async function lockDailyDeals (tx: Tx, orderIds: number[]): Promise<void> {
+  if (orderIds.length === 0) return
+  await tx.execute(sql`
+    select d.id from daily_deals d
+    where d.id in (select oi.deal_id from order_items oi
+                   where oi.order_id = any(${`{${orderIds.join(',')}}`}::bigint[]) and oi.deal_id is not null)
+    order by d.id
+    for no key update`)
+}

@@ -1,0 +1,86 @@
+import type { OrderStatus } from '../db/schema.js'
+import { OrderErrorText } from '../errors.js'
+import type { LockedOrder, LockedSeller } from './order-locks.js'
+import { takeRateCents, toCents } from './points.js'
+import { canTransition, type TargetStatus } from './state-machine.js'
+
+/*
+ * Deciding what one requested change does, from rows already read under lock. Pure: the batch decides
+ * every order in memory, then writes all the decided changes with set-based statements.
+ */
+
+export interface ChangeRequest {
+  orderId: number
+  toStatus: TargetStatus
+  /** Required (non-blank) for a rejection; kept in the history for any status when given. */
+  reason: string | null
+}
+
+/** The seller as the decisions of one transaction see it: the balance goes down with each acceptance. */
+export interface SellerState {
+  id: number
+  active: boolean
+  takeRate: string
+  balanceCents: bigint
+}
+
+export interface PlannedChange {
+  order: LockedOrder
+  fromStatus: OrderStatus
+  toStatus: TargetStatus
+  reason: string | null
+  /** Acceptances only: the points deducted and the balance right after this deduction. */
+  points: { cents: bigint, balanceAfterCents: bigint } | null
+}
+
+export type Decision =
+  | { kind: 'error', error: string }
+  | { kind: 'unchanged' }
+  | { kind: 'change', change: PlannedChange }
+
+export function sellerState (seller: LockedSeller): SellerState {
+  return { id: seller.id, active: seller.status === 'active', takeRate: seller.takeRate, balanceCents: toCents(seller.pointsBalance) }
+}
+
+/** What can be said of a request before reading any row. */
+export function requestError (request: ChangeRequest): string | null {
+  if (!Number.isSafeInteger(request.orderId) || request.orderId < 1) return OrderErrorText.badOrderId
+  if (request.toStatus === 'ORDER_REJECTED_BY_SELLER' && (request.reason === null || request.reason.trim() === '')) {
+    return OrderErrorText.reasonRequired
+  }
+  return null
+}
+
+/**
+ * The decision for one request. `storeIds` is the credential's narrowing (null: every store). The seller
+ * state is needed only for acceptances. Checks run in the order a client can act on: existence,
+ * authorization, no-op, transition, eligibility, points.
+ */
+export function decideChange (
+  request: ChangeRequest, order: LockedOrder | undefined, seller: SellerState | undefined, storeIds: number[] | null
+): Decision {
+  const invalid = requestError(request)
+  if (invalid) return { kind: 'error', error: invalid }
+  if (!order) return { kind: 'error', error: OrderErrorText.notFound }
+  if (storeIds !== null && !storeIds.includes(order.storeId)) return { kind: 'error', error: OrderErrorText.notAuthorized }
+  // A retry of a change already made succeeds and does nothing (no second deduction, refund or message).
+  if (order.status === request.toStatus) return { kind: 'unchanged' }
+  if (!canTransition(order.status, request.toStatus)) {
+    return { kind: 'error', error: OrderErrorText.cannotChange(order.status, request.toStatus) }
+  }
+  const reason = request.reason !== null && request.reason.trim() !== '' ? request.reason.trim() : null
+  let points: PlannedChange['points'] = null
+  if (request.toStatus === 'ORDER_ACCEPTED') {
+    if (!seller || !seller.active) return { kind: 'error', error: OrderErrorText.notEligible }
+    const cents = takeRateCents(seller.takeRate, order.orderTotalFinal)
+    if (seller.balanceCents < cents) return { kind: 'error', error: OrderErrorText.insufficientPoints }
+    points = { cents, balanceAfterCents: seller.balanceCents - cents }
+  }
+  return { kind: 'change', change: { order, fromStatus: order.status, toStatus: request.toStatus, reason, points } }
+}
+
+/** Makes a decided change visible to the decisions that follow it in the same transaction. */
+export function recordPlanned (change: PlannedChange, seller: SellerState | undefined): void {
+  change.order.status = change.toStatus
+  if (change.points && seller) seller.balanceCents = change.points.balanceAfterCents
+}

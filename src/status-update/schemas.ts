@@ -1,0 +1,71 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { TARGET_STATUSES } from './state-machine.js'
+
+/*
+ * TypeBox schemas of the status update: the request, one item, and every response. They validate the
+ * items (status-item.ts) and describe the route for the OpenAPI document.
+ */
+
+/** At most this many items per call (decisions.md); more is a 400 that names the limit. */
+export const MAX_ITEMS = 1000
+
+export const OrderIdSchema = Type.Union([
+  Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  // The GraphQL endpoint hands orderId out as a string of digits; taking it back as given saves clients a conversion.
+  Type.String({ pattern: '^[1-9][0-9]{0,15}$' })
+], { description: 'Existing order ID: a positive integer (a string of digits is accepted too)' })
+
+export const TargetStatusSchema = Type.Union(TARGET_STATUSES.map((s) => Type.Literal(s)), {
+  description: 'The status to move the order to (spec 3.2)'
+})
+
+export const ReasonSchema = Type.Union([Type.String(), Type.Null()], {
+  description: 'Required, non-blank, when Order_Status is ORDER_REJECTED_BY_SELLER'
+})
+
+export const StatusUpdateItemSchema = Type.Object({
+  Order_id: OrderIdSchema,
+  Order_Status: TargetStatusSchema,
+  reason: Type.Optional(ReasonSchema)
+}, { description: 'One order status update (spec 2.10)' })
+export type StatusUpdateItem = Static<typeof StatusUpdateItemSchema>
+
+/**
+ * The body as the route declares it. Items are deliberately not constrained here: one bad item must
+ * never reject the batch, so each is validated on its own (status-item.ts) and reported per order.
+ */
+export const StatusUpdateBodySchema = Type.Object({
+  order_status: Type.Array(Type.Unknown({ description: 'A StatusUpdateItem (Order_id, Order_Status, reason), validated one by one' }), {
+    minItems: 1, maxItems: MAX_ITEMS
+  })
+})
+
+export const OrderErrorSchema = Type.Object({
+  orderId: Type.Union([Type.Integer(), Type.Null()], { description: 'Null when the item carried no usable Order_id' }),
+  error: Type.String()
+})
+export type OrderError = Static<typeof OrderErrorSchema>
+
+export const BatchDataSchema = Type.Object({
+  successful: Type.Integer({ minimum: 0 }),
+  failed: Type.Integer({ minimum: 0 }),
+  errors: Type.Array(OrderErrorSchema)
+})
+export type BatchData = Static<typeof BatchDataSchema>
+
+export const SuccessEnvelopeSchema = Type.Object({
+  error: Type.Literal(false),
+  status: Type.Literal(true),
+  statusCode: Type.Literal(200),
+  message: Type.String(),
+  data: BatchDataSchema
+})
+
+/** Request-level failures; `data` is present only in the invalid-status case (spec 7.2). */
+export const FailureEnvelopeSchema = Type.Object({
+  error: Type.Literal(true),
+  status: Type.Literal(false),
+  statusCode: Type.Integer(),
+  message: Type.String(),
+  data: Type.Optional(BatchDataSchema)
+})
