@@ -1,21 +1,13 @@
 import type { Task } from 'graphile-worker'
 import type { Logger } from 'pino'
 import type { Database, Tx } from '../../db/client.js'
-import type { OrderStatus } from '../../db/schema.js'
+import type { ChangeOrderStatusInput, ChangeOrderStatusResult } from '../../status-update/change-status.js'
 import type { AutoRejectPayload } from '../jobs.js'
 
 export const AUTO_REJECT_REASON = 'Not accepted in time'
 
 /** The status update's own code path (src/status-update/change-status.ts), so an auto-rejection has every reject effect. */
-export type ChangeOrderStatus = (tx: Tx, input: {
-  sellerId: number
-  orderId: number
-  toStatus: OrderStatus
-  reason: string | null
-  credentialId: number | null
-  storeIds: number[] | null
-  source: 'api' | 'auto-reject'
-}) => Promise<{ ok: true, changed: boolean } | { ok: false, error: string }>
+export type ChangeOrderStatus = (tx: Tx, input: ChangeOrderStatusInput) => Promise<ChangeOrderStatusResult>
 
 export interface AutoRejectDeps { database: Database, changeOrderStatus: ChangeOrderStatus, logger: Logger }
 

@@ -64,7 +64,11 @@ export function whatsappCloudTransport (options: WhatsappCloudOptions): Notifica
       if (!response.ok) {
         // Meta's error object says why (e.g. code 131026, message undeliverable); keep it short.
         let detail = ''
-        try { const e = JSON.parse(text).error; detail = e ? `: ${e.code ?? ''} ${e.message ?? ''}`.trimEnd() : '' } catch {}
+        try {
+          const e = JSON.parse(text).error
+          const parts = e && typeof e === 'object' ? [e.code, e.message].filter((x) => x !== undefined) : []
+          if (parts.length > 0) detail = `: ${parts.join(' ')}`
+        } catch {}
         throw new Error(`whatsapp-cloud answered HTTP ${response.status}${detail.slice(0, 300)}`)
       }
     }

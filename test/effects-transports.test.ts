@@ -1,0 +1,147 @@
+import t from 'tap'
+import pino from 'pino'
+import { testDatabase } from './helpers/build.js'
+import { seedDemo } from './helpers/fixtures.js'
+import { startReceiver } from './helpers/receiver.js'
+import { captureLogger, deliveryRow, enqueueEvent, notifyPayload, ordersIn, startTestWorker, waitFor, workerEnv } from './helpers/effects.js'
+import { enqueueNotification } from '../src/effects/jobs.js'
+import { loadNotification, notificationText, type Notification } from '../src/effects/notification.js'
+import { createTransports } from '../src/effects/transports/transport.js'
+import { webhookTransport } from '../src/effects/transports/webhook.js'
+import { whatsappCloudTransport } from '../src/effects/transports/whatsapp-cloud.js'
+
+const WA = { WHATSAPP_PHONE_NUMBER_ID: '106540352242922', WHATSAPP_ACCESS_TOKEN: 'EAAG-test-token' }
+
+t.test('whatsapp-cloud sends the Cloud API template message to the retailer (whatsapp, else phone)', async (t) => {
+  const database = await testDatabase(t)
+  await seedDemo(database, 80)
+  const standIn = await startReceiver(t, () => 200)
+  await startTestWorker(t, database, { NOTIFY_MESSAGING_TRANSPORT: 'whatsapp-cloud', WHATSAPP_API_BASE_URL: `${standIn.url}/v21.0/`, ...WA })
+
+  const [withWhatsapp] = (await database.sql`select o.id, o.seller_id, o.order_number, r.id as retailer_id, r.first_name, r.whatsapp, s.name as seller_name
+    from orders o join retailers r on r.id = o.retailer_id join sellers s on s.id = o.seller_id
+    where o.status = 'ORDER_PLACED' and r.whatsapp is not null order by o.id limit 1`)
+  const [phoneOnly] = (await database.sql`select o.id, o.seller_id, r.id as retailer_id, r.phone from orders o join retailers r on r.id = o.retailer_id
+    where o.status = 'ORDER_ACCEPTED' and r.whatsapp is null and r.phone is not null order by o.id limit 1`)
+  t.ok(withWhatsapp && phoneOnly, 'the demo data has both kinds of retailer')
+
+  const rejected = notifyPayload({ id: Number(withWhatsapp.id), sellerId: withWhatsapp.seller_id }, 'messaging', 'order.rejected', 'Out of stock')
+  const accepted = notifyPayload({ id: Number(phoneOnly.id), sellerId: phoneOnly.seller_id }, 'messaging', 'order.accepted')
+  await database.db.transaction(async (tx) => { await enqueueNotification(tx, rejected); await enqueueNotification(tx, accepted) })
+  await waitFor(t, 'two messages', () => standIn.received.length >= 2)
+  await waitFor(t, 'rows delivered', async () => (await deliveryRow(database, accepted.eventId))?.status === 'DELIVERED' && (await deliveryRow(database, rejected.eventId))?.status === 'DELIVERED')
+
+  const byRecipient = new Map(standIn.received.map((r) => [JSON.parse(r.rawBody).to, r]))
+  const first = byRecipient.get(withWhatsapp.whatsapp.replace(/\D/g, ''))
+  if (t.ok(first, 'sent to the whatsapp number') && first) {
+    t.equal(first.method, 'POST')
+    t.equal(first.url, `/v21.0/${WA.WHATSAPP_PHONE_NUMBER_ID}/messages`)
+    t.equal(first.headers.authorization, `Bearer ${WA.WHATSAPP_ACCESS_TOKEN}`)
+    t.equal(first.headers['content-type'], 'application/json')
+    t.same(JSON.parse(first.rawBody), {
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: withWhatsapp.whatsapp.replace(/\D/g, ''),
+      type: 'template',
+      biz_opaque_callback_data: rejected.eventId,
+      template: {
+        name: 'order_rejected',
+        language: { code: 'en' },
+        components: [{
+          type: 'body',
+          parameters: [withWhatsapp.first_name, withWhatsapp.order_number, withWhatsapp.seller_name, 'Out of stock'].map((text) => ({ type: 'text', text }))
+        }]
+      }
+    }, 'a template message with the rejection reason as a parameter')
+  }
+  const second = byRecipient.get(phoneOnly.phone.replace(/\D/g, ''))
+  if (t.ok(second, 'sent to the phone when there is no whatsapp number') && second) {
+    const body = JSON.parse(second.rawBody)
+    t.equal(body.template.name, 'order_accepted')
+    t.equal(body.template.components[0].parameters.length, 3, 'no reason on an acceptance')
+  }
+
+  // A retailer with no number at all: nothing to retry, failed at once.
+  await database.sql`update retailers set whatsapp = null, phone = null where id = ${withWhatsapp.retailer_id}`
+  const completed = notifyPayload({ id: Number(withWhatsapp.id), sellerId: withWhatsapp.seller_id }, 'messaging', 'order.completed')
+  await database.db.transaction((tx) => enqueueNotification(tx, completed))
+  await waitFor(t, 'failed', async () => (await deliveryRow(database, completed.eventId))?.status === 'FAILED')
+  t.match(await deliveryRow(database, completed.eventId), { attempts: 1, last_error: `retailer ${withWhatsapp.retailer_id} has no whatsapp or phone number` })
+  await waitFor(t, 'job done', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'notify'`)[0].n === 0)
+  t.equal(standIn.received.length, 2)
+})
+
+t.test('transports report failures in a few words', async (t) => {
+  const database = await testDatabase(t)
+  await seedDemo(database, 20)
+  const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
+  const notification = await loadNotification(database, notifyPayload(order, 'customer')) as Notification
+  t.match(notificationText(notification), /^Order ORD-\d+ of .+ with .+ was rejected: Out of stock$/)
+
+  const standIn = await startReceiver(t, () => 400)
+  const wa = whatsappCloudTransport({ baseUrl: standIn.url, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: { 'order.accepted': 'a', 'order.rejected': 'r', 'order.completed': 'c' }, timeoutMs: 1000 })
+  notification.retailer.whatsapp = '+91 98765 43210'
+  await t.rejects(wa.send(notification), { message: /^whatsapp-cloud answered HTTP 400$/ })
+  t.equal(JSON.parse(standIn.received[0].rawBody).to, '919876543210')
+
+  const closed = await startReceiver(t)
+  const url = closed.url
+  await closed.close()
+  const hook = webhookTransport({ url, secret: 'whsec_test_0123456789abcdef', timeoutMs: 1000 })
+  await t.rejects(hook.send(notification), { message: /^webhook request failed: ECONNREFUSED$/ })
+  const waDown = whatsappCloudTransport({ baseUrl: url, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: { 'order.accepted': 'a', 'order.rejected': 'r', 'order.completed': 'c' }, timeoutMs: 1000 })
+  await t.rejects(waDown.send(notification), { message: /^whatsapp-cloud request failed: ECONNREFUSED$/ })
+
+  t.equal(await loadNotification(database, { ...notifyPayload(order, 'customer'), orderId: 999_999 }), null)
+})
+
+t.test("Meta's error object is kept in last_error", async (t) => {
+  const database = await testDatabase(t)
+  await seedDemo(database, 20)
+  const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
+  const notification = await loadNotification(database, notifyPayload(order, 'messaging')) as Notification
+  notification.retailer.phone = '+919876543210'
+  const http = await import('node:http')
+  const server = http.createServer((_req, res) => { res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: '(#131026) Message undeliverable', code: 131026 } })) })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const wa = whatsappCloudTransport({ baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: { 'order.accepted': 'a', 'order.rejected': 'r', 'order.completed': 'c' }, timeoutMs: 1000 })
+  await t.rejects(wa.send(notification), { message: 'whatsapp-cloud answered HTTP 400: 131026 (#131026) Message undeliverable' })
+})
+
+t.test('transports per channel come from configuration; a chosen transport that lacks settings stops the start', async (t) => {
+  const database = await testDatabase(t)
+  const logger = pino({ level: 'silent' })
+  const defaults = createTransports(workerEnv(database), logger)
+  t.same([defaults.seller.name, defaults.customer.name, defaults.messaging.name], ['log', 'log', 'log'], 'log by default')
+  t.equal(defaults.seller, defaults.customer, 'one instance per kind')
+  const mixed = createTransports(workerEnv(database, { NOTIFY_SELLER_TRANSPORT: 'webhook', WEBHOOK_URL: 'https://erp.example.com/hooks', WEBHOOK_SECRET: 'whsec_test_0123456789abcdef', NOTIFY_MESSAGING_TRANSPORT: 'whatsapp-cloud', ...WA }), logger)
+  t.same([mixed.seller.name, mixed.customer.name, mixed.messaging.name], ['webhook', 'log', 'whatsapp-cloud'])
+  t.throws(() => createTransports(workerEnv(database, { NOTIFY_CUSTOMER_TRANSPORT: 'webhook' }), logger),
+    { name: 'ConfigError', message: 'Invalid configuration: NOTIFY_CUSTOMER_TRANSPORT=webhook needs WEBHOOK_URL and WEBHOOK_SECRET (at least 16 characters)' })
+  t.throws(() => createTransports(workerEnv(database, { NOTIFY_MESSAGING_TRANSPORT: 'whatsapp-cloud', WHATSAPP_PHONE_NUMBER_ID: '1' }), logger),
+    { name: 'ConfigError', message: /NOTIFY_MESSAGING_TRANSPORT=whatsapp-cloud needs WHATSAPP_PHONE_NUMBER_ID and WHATSAPP_ACCESS_TOKEN/ })
+  t.throws(() => workerEnv(database, { NOTIFY_SELLER_TRANSPORT: 'whatsapp-cloud' }), { name: 'ConfigError', message: /NOTIFY_SELLER_TRANSPORT/ }, 'the seller has no phone: no whatsapp for that channel')
+  t.throws(() => workerEnv(database, { WEBHOOK_SECRET: 'short' }), { name: 'ConfigError', message: /WEBHOOK_SECRET/ })
+})
+
+t.test('the log transport (default) writes each notification to the log and records it delivered', async (t) => {
+  const database = await testDatabase(t)
+  await seedDemo(database, 20)
+  const { logger, lines } = captureLogger('info')
+  await startTestWorker(t, database, {}, logger)
+  const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
+  const payloads = await enqueueEvent(database, order, 'order.accepted')
+  await waitFor(t, 'all delivered', async () => {
+    const [row] = await database.sql`select count(*)::int as n from notification_deliveries where order_id = ${order.id} and status = 'DELIVERED'`
+    return row.n === 3
+  })
+  const logged = lines.filter((l) => l.msg.startsWith('notification: '))
+  t.same(logged.map((l) => l.eventId).sort(), payloads.map((p) => p.eventId).sort())
+  for (const l of logged) {
+    t.equal(l.level, 30, 'info')
+    t.match(l.msg, /^notification: Order ORD-\d+ of .+ was accepted$/)
+    t.match(l.to, l.channel === 'seller' ? `seller ${order.sellerId}` : /^retailer \d+ /)
+  }
+  t.ok(lines.some((l) => l.msg === 'effects worker started' && l.transports.seller === 'log'))
+})
