@@ -1,5 +1,6 @@
 import t from 'tap'
-import { testDatabase } from './helpers/build.js'
+import { build, testDatabase } from './helpers/build.js'
+import { createShop, post, accept } from './status-update/helpers.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { startReceiver } from './helpers/receiver.js'
 import { deliveryRow, enqueueEvent, ordersIn, startTestWorker, waitFor } from './helpers/effects.js'
@@ -73,3 +74,23 @@ t.test('an order event becomes three signed webhook deliveries that verify, once
   t.equal(receiver.received.length, 3, 'no second delivery of a recorded event')
 })
 
+
+t.test('an accept through the status update endpoint reaches the receiver as three signed events', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database, { pointsBalance: '500.00' })
+  const receiver = await startReceiver(t)
+  await startTestWorker(t, database, {
+    NOTIFY_SELLER_TRANSPORT: 'webhook', NOTIFY_CUSTOMER_TRANSPORT: 'webhook', NOTIFY_MESSAGING_TRANSPORT: 'webhook', WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET
+  })
+  const orderId = await shop.order({ paymentMode: 'PREPAID' })
+  const res = await post(app, await shop.apiKey(), { order_status: [accept(orderId)] })
+  t.equal(res.statusCode, 200)
+  t.equal(res.body.data.successful, 1)
+  await waitFor(t, 'three deliveries', () => receiver.received.length >= 3)
+  const bodies = receiver.received.map((r) => {
+    t.ok(verifySignature(SECRET, r.rawBody, r.headers['x-order-exchange-signature'] as string), 'verifies')
+    return JSON.parse(r.rawBody)
+  })
+  t.same(bodies.map((b) => b.id).sort(), ['customer', 'messaging', 'seller'].map((c) => `${orderId}:ORDER_ACCEPTED:${c}`))
+  t.ok(bodies.every((b) => b.type === 'order.accepted' && b.data.orderId === orderId && b.data.orderStatus === 'ORDER_ACCEPTED' && b.data.reason === null))
+})

@@ -1,0 +1,77 @@
+import t from 'tap'
+import { build } from './helpers/build.js'
+import { createShop, post, reject } from './status-update/helpers.js'
+import { startReceiver } from './helpers/receiver.js'
+import { captureLogger, enqueueEvent, ordersIn, startTestWorker, waitFor } from './helpers/effects.js'
+import { seedDemo } from './helpers/fixtures.js'
+import { spawnWorker } from './helpers/worker-process.js'
+import { verifySignature } from '../src/effects/transports/signature.js'
+
+const SECRET = 'whsec_test_0123456789abcdef'
+
+t.test('the worker SIGKILLed between the status commit and delivery: after a restart every notification is delivered', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  let answering = false
+  // Until the crash, the receiver never answers: the worker's jobs are in flight when it dies.
+  const receiver = await startReceiver(t, () => (answering ? 200 : 'hang'))
+  const env = {
+    DATABASE_URL: database.url,
+    NOTIFY_SELLER_TRANSPORT: 'webhook', NOTIFY_CUSTOMER_TRANSPORT: 'webhook', NOTIFY_MESSAGING_TRANSPORT: 'webhook',
+    WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET, WEBHOOK_TIMEOUT_MS: '120000',
+    WORKER_CONCURRENCY: '4', WORKER_POLL_INTERVAL_MS: '200', WORKER_RECOVERY_INTERVAL_MS: '500'
+  }
+  const first = await spawnWorker(t, env)
+
+  const orderIds = await shop.orders(10, { paymentMode: 'CASH_ON_DELIVERY' })
+  const res = await post(app, await shop.apiKey(), { order_status: orderIds.map((id) => reject(id)) })
+  t.equal(res.body.data?.successful, 10, 'ten rejections committed')
+  const [{ n: events }] = await database.sql`select count(*)::int as n from notification_deliveries`
+  t.equal(events, 30)
+
+  await waitFor(t, 'four deliveries in flight', () => receiver.received.length >= 4)
+  first.child.kill('SIGKILL')
+  t.same(await first.exited, { code: null, signal: 'SIGKILL' })
+  const [{ n: locked }] = await database.sql`select count(*)::int as n from graphile_worker.jobs where locked_by is not null`
+  t.equal(locked, 4, 'the dead worker left four jobs locked')
+  t.equal((await database.sql`select count(*)::int as n from notification_deliveries where status = 'DELIVERED'`)[0].n, 0, 'nothing delivered yet')
+
+  answering = true
+  const second = await spawnWorker(t, env)
+  await waitFor(t, 'all delivered', async () => (await database.sql`select count(*)::int as n from notification_deliveries where status = 'DELIVERED'`)[0].n === 30, 60_000)
+  const answered = receiver.received.slice(4)
+  const delivered = new Set(answered.map((r) => r.headers['x-order-exchange-event-id']))
+  const expected = (await database.sql`select event_id from notification_deliveries`).map((r) => r.event_id)
+  t.same([...delivered].sort(), expected.sort(), 'every event reached the receiver after the restart')
+  t.equal(answered.length, 30, 'and each once after the restart')
+  t.ok(answered.every((r) => verifySignature(SECRET, r.rawBody, r.headers['x-order-exchange-signature'] as string)))
+  t.ok(second.lines.some((l) => l.msg === 'released jobs of workers that died mid-job; they will run again'), 'the dead worker\'s jobs were released')
+  await waitFor(t, 'queue empty', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'notify'`)[0].n === 0)
+
+  second.child.kill('SIGTERM')
+  t.same(await second.exited, { code: 0, signal: null }, 'SIGTERM: a graceful stop, exit 0')
+  t.ok(second.lines.some((l) => l.msg === 'effects worker stopped'))
+})
+
+t.test('two workers at once deliver each job once', async (t) => {
+  const { database } = await build(t)
+  await seedDemo(database, 400)
+  const receiver = await startReceiver(t)
+  const env = { NOTIFY_SELLER_TRANSPORT: 'webhook', NOTIFY_CUSTOMER_TRANSPORT: 'webhook', NOTIFY_MESSAGING_TRANSPORT: 'webhook', WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET, WORKER_CONCURRENCY: '4' }
+  const a = captureLogger(); const b = captureLogger()
+  await startTestWorker(t, database, env, a.logger)
+  await startTestWorker(t, database, env, b.logger)
+  const orders = await ordersIn(database, 'ORDER_PLACED', 90)
+  t.equal(orders.length, 90)
+  for (const order of orders) await enqueueEvent(database, order, 'order.accepted')
+  await waitFor(t, 'all delivered', async () => (await database.sql`select count(*)::int as n from notification_deliveries where status = 'DELIVERED'`)[0].n === 270, 60_000)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const ids = receiver.received.map((r) => r.headers['x-order-exchange-event-id'])
+  t.equal(ids.length, 270, 'one delivery per event')
+  t.equal(new Set(ids).size, 270, 'no event twice')
+  const byA = a.lines.filter((l) => l.msg === 'notification delivered').length
+  const byB = b.lines.filter((l) => l.msg === 'notification delivered').length
+  t.equal(byA + byB, 270)
+  t.ok(byA > 0 && byB > 0, `both workers took part (${byA} + ${byB})`)
+  t.equal((await database.sql`select count(*)::int as n from notification_deliveries where attempts <> 1`)[0].n, 0, 'one attempt each')
+})

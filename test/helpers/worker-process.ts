@@ -1,0 +1,46 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
+
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/order-exchange.js')
+
+export interface WorkerProcess {
+  child: ChildProcess
+  /** Parsed pino lines from stdout. */
+  lines: Array<Record<string, any>>
+  stderr: () => string
+  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+}
+
+/** `order-exchange worker` as a real child process; resolves once it logs that it started. Killed in teardown if still alive. */
+export async function spawnWorker (t: Test, env: Record<string, string>): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [BIN, 'worker'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  const lines: Array<Record<string, any>> = []
+  let err = ''
+  let buffered = ''
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8')
+    let i
+    while ((i = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, i); buffered = buffered.slice(i + 1)
+      try { lines.push(JSON.parse(line)) } catch { lines.push({ msg: line }) }
+    }
+  })
+  child.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString('utf8') })
+  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  const started = await Promise.race([
+    (async () => {
+      while (!lines.some((l) => l.msg === 'effects worker started')) await new Promise((resolve) => setTimeout(resolve, 50))
+      return true
+    })(),
+    exited.then(() => false),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 60_000).unref())
+  ])
+  if (!started) throw new Error(`worker did not start: ${err}\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)
+  return { child, lines, stderr: () => err, exited }
+}
