@@ -4,17 +4,17 @@ import pino from 'pino'
 import { buildApp } from '../../src/app.js'
 import type { Database } from '../../src/db/client.js'
 import { updateOrderStatuses, type BatchStrategy } from '../../src/status-update/update-batch.js'
-import { testConfig, testDatabase } from '../helpers/build.js'
+import { build, testConfig, testDatabase } from '../helpers/build.js'
 import { accept, complete, createShop, ok, orderStatus, post, queuedJobs, reject } from './helpers.js'
 
 /* A storage failure costs one order, whichever way the batch is written; the details go to the log only. */
 
-/** Makes every write of this order's history fail, as a broken disk or a bad row would. */
-async function breakOrder (database: Database, orderId: number): Promise<void> {
+/** Makes every write of these orders' history fail, as a broken disk or a bad row would. */
+async function breakOrder (database: Database, ...orderIds: number[]): Promise<void> {
   await database.sql.unsafe(`
     create function fail_for_order() returns trigger language plpgsql as $$
     begin
-      if new.order_id = ${orderId} then raise exception 'simulated storage failure for order %', new.order_id; end if;
+      if new.order_id in (${orderIds.join(',')}) then raise exception 'simulated storage failure for order %', new.order_id; end if;
       return new;
     end $$;
     create trigger fail_for_order before insert on order_status_history for each row execute function fail_for_order();`)
@@ -45,6 +45,25 @@ t.test('through HTTP: Order could not be updated for that order only, details on
   t.match(logged, new RegExp(`"orderId":${broken}`), 'with the order')
   t.notMatch(JSON.stringify(res.body), /simulated/, 'and never answered')
   t.ok(lines.some((l) => l.msg === 'order statuses not updated' && JSON.stringify(l.errors).includes('Order could not be updated')), 'per-order errors are logged')
+})
+
+t.test('a large batch with a few broken orders: exactly those fail, the rest is written', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database, { pointsBalance: '100000.00' })
+  const key = await shop.apiKey()
+  const ids = await shop.orders(60, { paymentMode: 'ONLINE_PAID' })
+  const broken = [ids[0], ids[31], ids[32], ids[59]]
+  await breakOrder(database, ...broken)
+  const items = ids.map((id, i) => (i % 2 === 0 ? accept(id) : reject(id)))
+  const res = await post(app, key, { order_status: items })
+  t.same(res.body, ok(56, broken.map((orderId) => ({ orderId, error: 'Order could not be updated' }))))
+  const [counts] = await database.sql`select count(*) filter (where status = 'ORDER_PLACED')::int as placed,
+    (select count(*) from points_ledger where kind = 'ORDER_ACCEPTANCE')::int as deductions,
+    (select count(*) from refunds)::int as refunds, (select count(*) from notification_deliveries)::int as deliveries
+    from orders where seller_id = ${shop.sellerId}`
+  t.same({ ...counts }, { placed: 4, deductions: 28, refunds: 28, deliveries: 56 * 3 })
+  const [balance] = await database.sql`select (select points_balance from sellers where id = ${shop.sellerId}) = (select sum(amount) from points_ledger where seller_id = ${shop.sellerId}) as matches`
+  t.ok(balance.matches, 'the ledger still sums to the balance')
 })
 
 t.test('every strategy: same outcome, same effects, one failed order', async (t) => {
