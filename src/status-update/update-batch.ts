@@ -14,8 +14,8 @@ import { parseItem } from './status-item.js'
  *
  * Three ways to write a batch, all with the same per-order outcome (bench/status-update compares them):
  * - set-based (default): one transaction; lock, decide every order in memory, write all changes with a
- *   fixed number of set-based statements inside a savepoint. Should that write fail, the savepoint is
- *   rolled back and the batch is written order by order as below, so one bad order costs only itself.
+ *   fixed number of set-based statements inside a savepoint. Should that write fail, the halves are
+ *   written apart, down to the order that fails, so one bad order costs only itself.
  * - savepoint-per-order: one transaction, one savepoint per order (changeOrderStatus each).
  * - transaction-per-order: one transaction (and commit) per order.
  */
@@ -94,16 +94,28 @@ function context (caller: Caller): ChangeContext {
 }
 
 async function writeSetBased (tx: Tx, caller: Caller, pending: Pending[], log: BatchLogger): Promise<Results> {
-  // Seller first, then orders by id (order-locks.ts); the seller only when its points are at stake.
-  const lockedSeller = pending.some((p) => p.request.toStatus === 'ORDER_ACCEPTED') ? await lockSeller(tx, caller.sellerId) : undefined
-  const seller = lockedSeller && sellerState(lockedSeller)
-  const orders = await lockOrders(tx, caller.sellerId, pending.map((p) => p.request.orderId))
   const results: Results = new Map()
+  await writeSlice(tx, caller, pending, results, log)
+  return results
+}
+
+/**
+ * Locks, decides and writes a slice of the batch set-based. Should the write fail, the savepoint is
+ * rolled back and each half is tried on its own (deciding again from what is now stored), down to the
+ * single order that fails: one bad order costs about twenty small writes instead of the whole batch,
+ * and never a thousand savepoints (which grow superlinearly in PostgreSQL; see bench/README.md).
+ */
+async function writeSlice (tx: Tx, caller: Caller, slice: Pending[], results: Results, log: BatchLogger): Promise<void> {
+  // Seller first, then orders by id (order-locks.ts); the seller only when its points are at stake.
+  // In a half, these rows are locked already: reading them again takes no new lock and cannot wait.
+  const lockedSeller = slice.some((p) => p.request.toStatus === 'ORDER_ACCEPTED') ? await lockSeller(tx, caller.sellerId) : undefined
+  const seller = lockedSeller && sellerState(lockedSeller)
+  const orders = await lockOrders(tx, caller.sellerId, slice.map((p) => p.request.orderId))
+  const decided: Results = new Map()
   const changes: PlannedChange[] = []
-  for (const p of pending) {
+  for (const p of slice) {
     const decision = decideChange(p.request, orders.get(p.request.orderId), seller, caller.storeIds)
-    if (decision.kind === 'error') { results.set(p.index, decision.error); continue }
-    results.set(p.index, null)
+    decided.set(p.index, decision.kind === 'error' ? decision.error : null)
     if (decision.kind === 'change') {
       // Later items of the same batch see this change (same order twice, the seller's balance).
       recordPlanned(decision.change, seller)
@@ -111,11 +123,18 @@ async function writeSetBased (tx: Tx, caller: Caller, pending: Pending[], log: B
     }
   }
   try {
-    await tx.transaction((savepoint) => applyChanges(savepoint, changes, context(caller)))
-    return results
+    if (changes.length > 0) await tx.transaction((savepoint) => applyChanges(savepoint, changes, context(caller)))
+    for (const [index, result] of decided) results.set(index, result)
   } catch (err) {
-    log.error({ err, orders: changes.length }, 'set-based status update failed; writing the batch order by order')
-    return writeWithSavepoints(tx, caller, pending, log)
+    if (slice.length === 1) {
+      log.error({ err, orderId: slice[0].request.orderId }, 'order status could not be written')
+      results.set(slice[0].index, OrderErrorText.storageFailure)
+      return
+    }
+    log.info({ orders: slice.length, reason: (err as Error).message }, 'set-based status update failed; retrying each half')
+    const half = Math.ceil(slice.length / 2)
+    await writeSlice(tx, caller, slice.slice(0, half), results, log)
+    await writeSlice(tx, caller, slice.slice(half), results, log)
   }
 }
 

@@ -41,9 +41,9 @@ export interface Shop {
 export async function createShop (database: Database, seller: { pointsBalance?: string, takeRate?: string, status?: 'active' | 'suspended' } = {},
   retailer: { whatsapp?: string | null, phone?: string | null } = {}): Promise<Shop> {
   const { sellerId, storeIds } = await createSeller(database, { pointsBalance: seller.pointsBalance ?? '1000.00', takeRate: seller.takeRate ?? '0.0200', status: seller.status ?? 'active' })
-  if (seller.pointsBalance !== undefined) {
-    await database.sql`insert into points_ledger (seller_id, kind, amount, balance_after) values (${sellerId}, 'TOP_UP', ${seller.pointsBalance}, ${seller.pointsBalance})`
-  }
+  const points = seller.pointsBalance ?? '1000.00'
+  // The opening balance is a ledger entry too, so the ledger sums to the balance at all times.
+  await database.sql`insert into points_ledger (seller_id, kind, amount, balance_after) values (${sellerId}, 'TOP_UP', ${points}, ${points})`
   const contact = { whatsapp: retailer.whatsapp === undefined ? '+919800000001' : retailer.whatsapp, phone: retailer.phone === undefined ? '+919800000002' : retailer.phone }
   const [r] = await database.db.insert(retailers).values({ sellerId, name: 'Asha Rao', ...contact }).returning({ id: retailers.id })
   const [item] = await database.db.insert(items).values({ sellerId, itemName: 'Tea 1kg' }).returning({ id: items.id })

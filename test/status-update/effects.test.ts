@@ -1,0 +1,210 @@
+import t from 'tap'
+import { build } from '../helpers/build.js'
+import { accept, complete, createShop, ok, orderStatus, post, queuedJobs, reject, sellerPoints } from './helpers.js'
+import type { Database } from '../../src/db/client.js'
+
+/* The effects of spec 3.3, each checked in the database, and checked absent where they must not happen. */
+
+async function notificationsOf (database: Database, orderId: number) {
+  const rows = await database.sql`select event_id, channel, event_type, status from notification_deliveries where order_id = ${orderId} order by event_id`
+  return rows.map((r) => ({ ...r }))
+}
+
+async function jobsFor (database: Database, orderId: number) {
+  return (await queuedJobs(database)).filter((j) => j.payload.orderId === orderId)
+}
+
+t.test('accept: points through the ledger, auto-rejection job removed, history, notifications', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database, { pointsBalance: '1000.00', takeRate: '0.0250' })
+  const key = await shop.apiKey()
+  const id = await shop.order({ total: '1234.55', autoRejectJob: true })
+  const untouched = await shop.order({ autoRejectJob: true })
+  const [before] = await database.sql`select updated_at from orders where id = ${id}`
+
+  t.same(await post(app, key, { order_status: [accept(id)] }), { statusCode: 200, body: ok(1) })
+
+  // 2.5 % of 1234.55 = 30.86375 → 30.86
+  const ledger = await database.sql`select kind, amount, balance_after from points_ledger where order_id = ${id}`
+  t.same(ledger.map((r) => ({ ...r })), [{ kind: 'ORDER_ACCEPTANCE', amount: '-30.86', balance_after: '969.14' }])
+  t.equal(await sellerPoints(database, shop.sellerId), '969.14')
+  const [sum] = await database.sql`select sum(amount)::text as total from points_ledger where seller_id = ${shop.sellerId}`
+  t.equal(sum.total, '969.14', 'the ledger sums to the balance')
+
+  const [order] = await database.sql`select status, is_actionable, updated_at from orders where id = ${id}`
+  t.equal(order.status, 'ORDER_ACCEPTED')
+  t.equal(order.is_actionable, true)
+  t.ok(order.updated_at > before.updated_at, 'updated_at moved')
+
+  const [cred] = await database.sql`select id from credentials where seller_id = ${shop.sellerId}`
+  const history = await database.sql`select from_status, to_status, reason, credential_id, source, changed_at from order_status_history where order_id = ${id}`
+  t.equal(history.length, 1)
+  t.match({ ...history[0] }, { from_status: 'ORDER_PLACED', to_status: 'ORDER_ACCEPTED', reason: null, credential_id: cred.id, source: 'api', changed_at: String })
+
+  const jobs = await queuedJobs(database)
+  t.notOk(jobs.some((j) => j.key === `auto-reject:${id}`), 'the order\'s auto-rejection job is gone')
+  t.ok(jobs.some((j) => j.key === `auto-reject:${untouched}`), 'another order\'s job stays')
+
+  t.same(await notificationsOf(database, id), ['customer', 'messaging', 'seller'].map((channel) => ({
+    event_id: `${id}:ORDER_ACCEPTED:${channel}`, channel, event_type: 'order.accepted', status: 'PENDING'
+  })))
+  const notify = (await jobsFor(database, id)).filter((j) => j.task === 'notify')
+  t.equal(notify.length, 3, 'one notify job per event')
+  t.match(notify.find((j) => j.payload.channel === 'messaging')!.payload, {
+    eventId: `${id}:ORDER_ACCEPTED:messaging`, eventType: 'order.accepted', orderId: id, sellerId: shop.sellerId, reason: null, recipient: '+919800000001', occurredAt: String
+  })
+  t.notOk('recipient' in notify.find((j) => j.payload.channel === 'seller')!.payload)
+})
+
+t.test('reject paid online: refund once with its job, deal quantity back, reason in the messages', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database, {}, { whatsapp: null, phone: '+919811111111' })
+  const key = await shop.apiKey()
+  const id = await shop.order({ paymentMode: 'ONLINE_PAID', total: '480.25', dealQuantity: 7, autoRejectJob: true })
+  await shop.order({ dealQuantity: 5 })
+
+  t.same(await post(app, key, { order_status: [reject(id, 'Out of stock')] }), { statusCode: 200, body: ok(1) })
+
+  const refunds = await database.sql`select id, amount, currency, status, seller_id from refunds where order_id = ${id}`
+  t.same(refunds.map((r) => ({ ...r, id: undefined })), [{ id: undefined, amount: '480.25', currency: 'INR', status: 'PENDING', seller_id: shop.sellerId }])
+  const jobs = await queuedJobs(database)
+  t.same(jobs.filter((j) => j.task === 'process-refund').map((j) => j.payload), [{ refundId: refunds[0].id }])
+  t.notOk(jobs.some((j) => j.key === `auto-reject:${id}`), 'auto-rejection job removed')
+
+  const [deal] = await database.sql`select grabbed_quantity from daily_deals where id = ${shop.dealId}`
+  t.equal(deal.grabbed_quantity, '5.000', 'the 7 grabbed by the rejected order are back; the other order\'s 5 stay')
+  const effects = await database.sql`select kind from order_effects where order_id = ${id}`
+  t.same(effects.map((e) => e.kind), ['DEAL_QUANTITY_RETURNED'])
+
+  const [order] = await database.sql`select status, is_actionable from orders where id = ${id}`
+  t.same({ ...order }, { status: 'ORDER_REJECTED_BY_SELLER', is_actionable: false })
+  const [h] = await database.sql`select reason from order_status_history where order_id = ${id}`
+  t.equal(h.reason, 'Out of stock')
+  const notify = (await jobsFor(database, id)).filter((j) => j.task === 'notify')
+  t.same(notify.map((j) => j.payload.channel).sort(), ['customer', 'messaging', 'seller'])
+  t.ok(notify.every((j) => j.payload.reason === 'Out of stock' && j.payload.eventType === 'order.rejected'), 'every message carries the reason')
+  t.equal(notify.find((j) => j.payload.channel === 'messaging')!.payload.recipient, '+919811111111', 'no whatsapp: the phone')
+  const [ledger] = await database.sql`select count(*)::int as n from points_ledger where order_id = ${id}`
+  t.equal(ledger.n, 0, 'no points move on a rejection')
+})
+
+t.test('reject cash on delivery: no refund; reject prepaid: no refund, payout cancelled', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  const cod = await shop.order({ paymentMode: 'CASH_ON_DELIVERY' })
+  const prepaid = await shop.order({ paymentMode: 'PREPAID', status: 'ORDER_ACCEPTED' })
+  t.same((await post(app, key, { order_status: [reject(cod), reject(prepaid)] })).body, ok(2))
+  const [refunds] = await database.sql`select count(*)::int as n from refunds`
+  t.equal(refunds.n, 0, 'no refund row')
+  t.notOk((await queuedJobs(database)).some((j) => j.task === 'process-refund'), 'no refund job')
+  const [payout] = await database.sql`select status, scheduled_for from payout_schedules where order_id = ${prepaid}`
+  t.same({ ...payout }, { status: 'CANCELLED', scheduled_for: null })
+  const effects = await database.sql`select order_id from order_effects`
+  t.same(effects, [], 'no deal lines, nothing given back')
+})
+
+t.test('complete: a prepaid order\'s payout is scheduled; others have none to move', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  const prepaid = await shop.order({ paymentMode: 'PREPAID', status: 'ORDER_ACCEPTED', total: '250.00' })
+  const delivered = await shop.order({ paymentMode: 'PREPAID', status: 'DELIVERED' })
+  const cod = await shop.order({ paymentMode: 'CASH_ON_DELIVERY', status: 'ORDER_ACCEPTED' })
+  const acceptedPrepaid = await shop.order({ paymentMode: 'PREPAID' })
+  t.same((await post(app, key, { order_status: [complete(prepaid), complete(delivered), complete(cod), accept(acceptedPrepaid)] })).body, ok(4))
+  const payouts = await database.sql`select order_id, status, amount, scheduled_for = current_date + 7 as in_a_week from payout_schedules order by order_id`
+  t.same(payouts.map((p) => ({ ...p, order_id: Number(p.order_id) })), [
+    { order_id: prepaid, status: 'SCHEDULED', amount: '250.00', in_a_week: true },
+    { order_id: delivered, status: 'SCHEDULED', amount: '100.00', in_a_week: true },
+    { order_id: acceptedPrepaid, status: 'ON_HOLD', amount: '100.00', in_a_week: null }
+  ])
+  const events = await database.sql`select event_type, count(*)::int as n from notification_deliveries group by event_type order by event_type`
+  t.same(events.map((e) => ({ ...e })), [{ event_type: 'order.accepted', n: 3 }, { event_type: 'order.completed', n: 9 }])
+  t.equal(await orderStatus(database, cod), 'ORDER_COMPLETED_BY_SELLER')
+})
+
+/** Every row the status update writes, counted, and the values it changes. */
+async function fingerprint (database: Database) {
+  const [row] = await database.sql`select
+    (select count(*) from graphile_worker._private_jobs)::int as jobs,
+    (select count(*) from notification_deliveries)::int as deliveries,
+    (select count(*) from order_status_history)::int as history,
+    (select count(*) from points_ledger where kind = 'ORDER_ACCEPTANCE')::int as ledger,
+    (select count(*) from refunds)::int as refunds,
+    (select count(*) from order_effects)::int as effects,
+    (select string_agg(grabbed_quantity::text, ',' order by id) from daily_deals) as deals,
+    (select string_agg(status || coalesce(scheduled_for::text, ''), ',' order by id) from payout_schedules) as payouts,
+    (select string_agg(points_balance::text, ',' order by id) from sellers) as points,
+    (select string_agg(status || updated_at::text, ',' order by id) from orders) as orders`
+  return { ...row }
+}
+
+t.test('a whole batch retried: the same answer, nothing done twice, no new jobs', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  const batch = [
+    accept(await shop.order({ autoRejectJob: true })),
+    reject(await shop.order({ paymentMode: 'ONLINE_PAID', dealQuantity: 3 })),
+    complete(await shop.order({ paymentMode: 'PREPAID', status: 'ORDER_ACCEPTED' })),
+    reject(await shop.order({ paymentMode: 'PREPAID', status: 'ORDER_ACCEPTED' }))
+  ]
+  t.same((await post(app, key, { order_status: batch })).body, ok(4))
+  const first = await fingerprint(database)
+  t.match(first, { jobs: 4 * 3 + 1, deliveries: 12, history: 4, ledger: 1, refunds: 1, effects: 1 })
+  t.same((await post(app, key, { order_status: batch })).body, ok(4), 'the retry succeeds')
+  t.same(await fingerprint(database), first, 'and changes nothing')
+})
+
+t.test('a mixed batch: valid, invalid status, unknown, another seller\'s, reasonless rejection', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const other = await createShop(database)
+  const key = await shop.apiKey()
+  const [a, b, c, d] = await shop.orders(4)
+  const theirs = await other.order()
+  const res = await post(app, key, {
+    order_status: [accept(a), { Order_id: b, Order_Status: 'SHIPPED' }, accept(123456789), reject(theirs), reject(c, null), reject(d, 'Price mismatch')]
+  })
+  t.same(res, {
+    statusCode: 400,
+    body: {
+      error: true, status: false, statusCode: 400, message: 'Invalid order status',
+      data: {
+        successful: 2, failed: 4,
+        errors: [
+          { orderId: b, error: 'Invalid order status' }, { orderId: 123456789, error: 'Order not found in system' },
+          { orderId: theirs, error: 'Order not found in system' }, { orderId: c, error: 'Reason is required when rejecting an order' }
+        ]
+      }
+    }
+  })
+  t.same([await orderStatus(database, a), await orderStatus(database, b), await orderStatus(database, c), await orderStatus(database, d), await orderStatus(database, theirs)],
+    ['ORDER_ACCEPTED', 'ORDER_PLACED', 'ORDER_PLACED', 'ORDER_REJECTED_BY_SELLER', 'ORDER_PLACED'])
+})
+
+t.test('once-guards in the database: a second deduction, refund or deal return cannot happen', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  // Rows as if an earlier attempt had already applied the effect (e.g. data repaired by hand).
+  const deducted = await shop.order()
+  await database.sql`insert into points_ledger (seller_id, order_id, kind, amount, balance_after) values (${shop.sellerId}, ${deducted}, 'ORDER_ACCEPTANCE', '-2.00', '998.00')`
+  const refunded = await shop.order({ paymentMode: 'ONLINE_PAID' })
+  await database.sql`insert into refunds (order_id, seller_id, amount) values (${refunded}, ${shop.sellerId}, '100.00')`
+  const returned = await shop.order({ dealQuantity: 4 })
+  await database.sql`insert into order_effects (order_id, kind) values (${returned}, 'DEAL_QUANTITY_RETURNED')`
+  const fine = await shop.order()
+
+  const res = await post(app, key, { order_status: [accept(deducted), reject(refunded), reject(returned), accept(fine)] })
+  t.same(res.body, ok(3, [{ orderId: deducted, error: 'Order could not be updated' }]), 'a second deduction is refused by the ledger\'s UNIQUE')
+  t.equal(await orderStatus(database, deducted), 'ORDER_PLACED', 'and that order did not change')
+  t.equal(await sellerPoints(database, shop.sellerId), '998.00', 'only the other acceptance was deducted')
+  const [refunds] = await database.sql`select count(*)::int as n from refunds where order_id = ${refunded}`
+  t.equal(refunds.n, 1)
+  t.notOk((await queuedJobs(database)).some((j) => j.task === 'process-refund'), 'no job for a refund already recorded')
+  const [deal] = await database.sql`select grabbed_quantity from daily_deals where id = ${shop.dealId}`
+  t.equal(deal.grabbed_quantity, '4.000', 'quantity already given back is not given back again')
+  t.equal(await orderStatus(database, returned), 'ORDER_REJECTED_BY_SELLER')
+})
