@@ -4,8 +4,8 @@ import { testDatabase } from './helpers/build.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { startReceiver } from './helpers/receiver.js'
 import { captureLogger, deliveryRow, enqueueEvent, notifyPayload, ordersIn, startTestWorker, waitFor, workerEnv } from './helpers/effects.js'
-import { enqueueNotification } from '../src/effects/jobs.js'
-import { loadNotification, notificationText, type Notification } from '../src/effects/notification.js'
+import { addJob, enqueueNotification, TASKS } from '../src/effects/jobs.js'
+import { loadNotification, notificationText } from '../src/effects/notification.js'
 import { createTransports } from '../src/effects/transports/transport.js'
 import { webhookTransport } from '../src/effects/transports/webhook.js'
 import { whatsappCloudTransport } from '../src/effects/transports/whatsapp-cloud.js'
@@ -75,7 +75,7 @@ t.test('transports report failures in a few words', async (t) => {
   const database = await testDatabase(t)
   await seedDemo(database, 20)
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
-  const notification = await loadNotification(database, notifyPayload(order, 'customer')) as Notification
+  const { notification } = (await loadNotification(database, notifyPayload(order, 'customer')))!
   t.match(notificationText(notification), /^Order ORD-\d+ of .+ with .+ was rejected: Out of stock$/)
 
   const standIn = await startReceiver(t, () => 400)
@@ -99,7 +99,7 @@ t.test("Meta's error object is kept in last_error", async (t) => {
   const database = await testDatabase(t)
   await seedDemo(database, 20)
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
-  const notification = await loadNotification(database, notifyPayload(order, 'messaging')) as Notification
+  const { notification } = (await loadNotification(database, notifyPayload(order, 'messaging')))!
   notification.retailer.phone = '+919876543210'
   const http = await import('node:http')
   const server = http.createServer((_req, res) => { res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: '(#131026) Message undeliverable', code: 131026 } })) })
@@ -144,4 +144,16 @@ t.test('the log transport (default) writes each notification to the log and reco
     t.match(l.to, l.channel === 'seller' ? `seller ${order.sellerId}` : /^retailer \d+ /)
   }
   t.ok(lines.some((l) => l.msg === 'effects worker started' && l.transports.seller === 'log'))
+
+  // Jobs that did not come through enqueueNotification: tracked all the same, dropped, or failed visibly.
+  const [other] = await ordersIn(database, 'ORDER_ACCEPTED', 1)
+  const untracked = notifyPayload(other, 'seller', 'order.completed')
+  await addJob(database.db, TASKS.notify, untracked)
+  await addJob(database.db, TASKS.notify, { ...notifyPayload(other, 'customer'), orderId: 999_999, eventId: 'gone' })
+  await addJob(database.db, TASKS.notify, { ...notifyPayload(other, 'customer'), channel: 'fax' }, { maxAttempts: 1 })
+  await waitFor(t, 'untracked delivered', async () => (await deliveryRow(database, untracked.eventId))?.status === 'DELIVERED')
+  await waitFor(t, 'the others settled', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'notify' and attempts = 0`)[0].n === 0)
+  const left = await database.sql`select last_error from graphile_worker.jobs where task_identifier = 'notify'`
+  t.same(left.map((j) => j.last_error), ['unknown notification channel "fax"'], 'a bad channel fails; a vanished order is dropped')
+  t.ok(lines.some((l) => l.level === 40 && l.eventId === 'gone'))
 })

@@ -32,10 +32,13 @@ export const EVENT_STATUS: Record<NotificationEventType, OrderStatus> = {
   'order.completed': 'ORDER_COMPLETED_BY_SELLER'
 }
 
-/** The notification for a notify job, or null when its order no longer exists. */
-export async function loadNotification (database: Database, payload: NotifyPayload): Promise<Notification | null> {
+/** A notification with the state of its delivery row (null: no row yet). */
+export interface LoadedNotification { notification: Notification, deliveryStatus: 'PENDING' | 'DELIVERED' | 'FAILED' | null }
+
+/** The notification for a notify job and its delivery state in one query, or null when its order no longer exists. */
+export async function loadNotification (database: Database, payload: NotifyPayload): Promise<LoadedNotification | null> {
   const [row] = await database.sql`
-    select o.id, o.order_number, o.seller_id, o.store_id, o.order_total_final, o.currency_code,
+    select (select d.status from notification_deliveries d where d.event_id = ${payload.eventId}) as delivery_status, o.id, o.order_number, o.seller_id, o.store_id, o.order_total_final, o.currency_code,
       s.name as seller_name, r.id as retailer_id, coalesce(r.name, o.retailer_name) as retailer_name,
       r.first_name, r.phone, r.whatsapp
     from orders o
@@ -43,7 +46,7 @@ export async function loadNotification (database: Database, payload: NotifyPaylo
     left join retailers r on r.id = o.retailer_id
     where o.id = ${payload.orderId}`
   if (!row) return null
-  return {
+  const notification: Notification = {
     eventId: payload.eventId,
     eventType: payload.eventType,
     channel: payload.channel,
@@ -61,6 +64,7 @@ export async function loadNotification (database: Database, payload: NotifyPaylo
     seller: { companyId: row.seller_id, name: row.seller_name },
     retailer: { retailerId: row.retailer_id, name: row.retailer_name, firstName: row.first_name, phone: row.phone, whatsapp: row.whatsapp }
   }
+  return { notification, deliveryStatus: row.delivery_status }
 }
 
 /** One line a person reads: the log transport writes it, and it is what a message would say. */

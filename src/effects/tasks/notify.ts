@@ -20,17 +20,15 @@ export function notifyTask ({ database, transports, logger }: NotifyDeps): Task 
   return async (raw, helpers) => {
     const payload = raw as NotifyPayload
     const { sql } = database
-    const [row] = await sql`select status from notification_deliveries where event_id = ${payload.eventId}`
-    if (row?.status === 'DELIVERED') return
     const transport = transports[payload.channel]
     if (!transport) throw new Error(`unknown notification channel ${JSON.stringify(payload.channel)}`)
-
-    const notification = await loadNotification(database, payload)
-    if (!notification) {
+    const loaded = await loadNotification(database, payload)
+    if (!loaded) {
       logger.warn({ eventId: payload.eventId, orderId: payload.orderId }, 'notification dropped: its order does not exist')
       return
     }
-    if (!row) {
+    if (loaded.deliveryStatus === 'DELIVERED') return
+    if (loaded.deliveryStatus === null) {
       // Enqueued without its row (not through enqueueNotification): track it all the same.
       await sql`insert into notification_deliveries (event_id, order_id, seller_id, channel, event_type)
         values (${payload.eventId}, ${payload.orderId}, ${payload.sellerId}, ${payload.channel}, ${payload.eventType})
@@ -38,7 +36,7 @@ export function notifyTask ({ database, transports, logger }: NotifyDeps): Task 
     }
 
     try {
-      await transport.send(notification)
+      await transport.send(loaded.notification)
     } catch (err) {
       const permanent = err instanceof PermanentDeliveryError
       const last = permanent || helpers.job.attempts >= helpers.job.max_attempts
