@@ -1,6 +1,10 @@
 import t from 'tap'
 import { runCli } from '../src/cli/main.js'
 import { testDatabase } from './helpers/build.js'
+import { seedDemo } from './helpers/fixtures.js'
+import { captureLogger, enqueueEvent, ordersIn, waitFor } from './helpers/effects.js'
+import { onStopSignal, runWorker } from '../src/cli/worker-command.js'
+import { loadConfig } from '../src/config.js'
 
 async function cli (argv: string[], env: Record<string, string | undefined>) {
   const out: string[] = []; const err: string[] = []
@@ -19,4 +23,30 @@ t.test('order-exchange worker: usage, and a transport without its settings stops
   const misconfigured = await cli(['worker'], { DATABASE_URL: database.url, LOG_LEVEL: 'silent', NOTIFY_SELLER_TRANSPORT: 'webhook' })
   t.equal(misconfigured.code, 1)
   t.equal(misconfigured.err, 'order-exchange: Invalid configuration: NOTIFY_SELLER_TRANSPORT=webhook needs WEBHOOK_URL and WEBHOOK_SECRET (at least 16 characters)')
+})
+
+t.test('runWorker delivers until told to stop, then stops gracefully', async (t) => {
+  const database = await testDatabase(t)
+  await seedDemo(database, 20)
+  const { logger, lines } = captureLogger('info')
+  let stop: (reason: string) => void = () => {}
+  const trigger = { stopped: new Promise<string>((resolve) => { stop = resolve }), dispose: () => {} }
+  const running = runWorker(loadConfig({ DATABASE_URL: database.url, WORKER_POLL_INTERVAL_MS: '200' }), () => {}, { trigger, logger })
+  const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
+  await enqueueEvent(database, order, 'order.accepted')
+  await waitFor(t, 'delivered', async () => (await database.sql`select count(*)::int as n from notification_deliveries where status = 'DELIVERED'`)[0].n === 3)
+  stop('SIGTERM')
+  t.equal(await running, 0)
+  t.ok(lines.some((l) => l.msg === 'stopping the worker: finishing jobs in hand' && l.signal === 'SIGTERM'))
+  t.ok(lines.some((l) => l.msg === 'effects worker stopped'))
+})
+
+t.test('the stop trigger listens for SIGINT and SIGTERM and lets go of them', async (t) => {
+  const before = process.listenerCount('SIGTERM')
+  const trigger = onStopSignal()
+  t.equal(process.listenerCount('SIGTERM'), before + 1)
+  process.emit('SIGTERM', 'SIGTERM')
+  t.equal(await trigger.stopped, 'SIGTERM')
+  trigger.dispose()
+  t.equal(process.listenerCount('SIGTERM'), before)
 })
