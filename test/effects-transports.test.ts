@@ -8,6 +8,7 @@ import { addJob, enqueueNotification, TASKS } from '../src/effects/jobs.js'
 import { loadNotification, notificationText } from '../src/effects/notification.js'
 import { createTransports } from '../src/effects/transports/transport.js'
 import { webhookTransport } from '../src/effects/transports/webhook.js'
+import { maskPhone } from '../src/effects/transports/log.js'
 import { whatsappCloudTransport } from '../src/effects/transports/whatsapp-cloud.js'
 
 const WA = { WHATSAPP_PHONE_NUMBER_ID: '106540352242922', WHATSAPP_ACCESS_TOKEN: 'EAAG-test-token' }
@@ -141,8 +142,9 @@ t.test('the log transport (default) writes each notification to the log and reco
   for (const l of logged) {
     t.equal(l.level, 30, 'info')
     t.match(l.msg, /^notification: Order ORD-\d+ of .+ was accepted$/)
-    t.match(l.to, l.channel === 'seller' ? `seller ${order.sellerId}` : /^retailer \d+ /)
+    t.match(l.to, l.channel === 'seller' ? `seller ${order.sellerId}` : /^retailer \d+ \((\+\*+\d{4}|no phone)\)$/, 'phone numbers masked')
   }
+  t.equal(maskPhone('+91 98765 43210'), '+** ***** *3210')
   t.ok(lines.some((l) => l.msg === 'effects worker started' && l.transports.seller === 'log'))
 
   // Jobs that did not come through enqueueNotification: tracked all the same, dropped, or failed visibly.
