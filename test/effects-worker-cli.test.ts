@@ -35,8 +35,13 @@ t.test('runWorker delivers until told to stop, then stops gracefully', async (t)
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
   await enqueueEvent(database, order, 'order.accepted')
   await waitFor(t, 'delivered', async () => (await database.sql`select count(*)::int as n from notification_deliveries where status = 'DELIVERED'`)[0].n === 3)
+  const workerSessions = async () => (await database.sql`select count(*)::int as n from pg_stat_activity
+    where datname = current_database() and application_name in ('order-exchange-worker', 'order-exchange-worker-liveness')`)[0].n
+  t.ok(await workerSessions() >= 2, 'the queue pool and the liveness session are connected')
   stop('SIGTERM')
   t.equal(await running, 0)
+  await waitFor(t, 'sessions gone', async () => (await workerSessions()) === 0, 2000)
+  t.pass('stopping ends every connection of the worker: the database may go away right after')
   t.ok(lines.some((l) => l.msg === 'stopping the worker: finishing jobs in hand' && l.signal === 'SIGTERM'))
   t.ok(lines.some((l) => l.msg === 'effects worker stopped'))
 })

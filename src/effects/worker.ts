@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { Logger as GraphileLogger, run, type LogLevel, type WorkerEvents } from 'graphile-worker'
+import pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import type { Database } from '../db/client.js'
@@ -40,12 +41,21 @@ export async function startEffectsWorker ({ config, database, logger }: EffectsW
   await liveness.open()
   const events: WorkerEvents = new EventEmitter()
   events.on('pool:create', ({ workerPool }) => liveness.hold(workerPool.id))
+  // The queue's own pg pool, ours rather than graphile-worker's: it ends that one without waiting, so a
+  // database going away right after stop() would meet clients with no error handler and crash the process.
+  const queuePool = new pg.Pool({ connectionString: database.url, max: config.WORKER_CONCURRENCY + 2, application_name: 'order-exchange-worker' })
+  const onPoolError = (err: Error): void => { log.warn({ err: err.message }, 'worker queue connection error') }
+  queuePool.on('error', onPoolError)
+  queuePool.on('connect', (client) => { client.on('error', onPoolError) })
+  const release = async (): Promise<void> => {
+    await queuePool.end().catch(() => {})
+    await liveness.close()
+  }
 
   let runner
   try {
     runner = await run({
-      connectionString: database.url,
-      maxPoolSize: config.WORKER_CONCURRENCY + 2,
+      pgPool: queuePool,
       concurrency: config.WORKER_CONCURRENCY,
       pollInterval: config.WORKER_POLL_INTERVAL_MS,
       noHandleSignals: true,
@@ -58,14 +68,14 @@ export async function startEffectsWorker ({ config, database, logger }: EffectsW
       }
     })
   } catch (err) {
-    await liveness.close()
+    await release()
     throw err
   }
   liveness.start()
   log.info({ concurrency: config.WORKER_CONCURRENCY, transports: Object.fromEntries(Object.entries(transports).map(([c, t]) => [c, t.name])) }, 'effects worker started')
 
   let stopping: Promise<void> | null = null
-  const done = runner.promise.finally(() => liveness.close())
+  const done = runner.promise.finally(release)
   done.catch(() => {})
   return {
     done,
