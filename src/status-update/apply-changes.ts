@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
-import { enqueueNotifications } from '../effects/enqueue-notifications.js'
+import { enqueueNotifications, removeJobs } from '../effects/batch-jobs.js'
 import {
   autoRejectJobKey, notificationEventId, TASKS, type NotificationChannel, type NotificationEventType, type NotifyPayload
 } from '../effects/jobs.js'
@@ -110,8 +110,7 @@ async function deductPoints (tx: Tx, accepted: PlannedChange[], sellerId: number
 /** The seller has acted: the order's pending auto-rejection, if any, must not fire. */
 async function removeAutoRejectJobs (tx: Tx, changes: PlannedChange[]): Promise<void> {
   if (changes.length === 0) return
-  const keys = [...new Set(changes.map((c) => autoRejectJobKey(c.order.id)))]
-  await tx.execute(sql`select count(graphile_worker.remove_job(k)) from json_array_elements_text(${json(keys)}) as k`)
+  await removeJobs(tx, [...new Set(changes.map((c) => autoRejectJobKey(c.order.id)))])
 }
 
 /** A refund row for each rejected order paid online, and a job to process it (effects worker). */
