@@ -5,7 +5,10 @@ import { createShop, post, accept, ok, queuedJobs } from './status-update/helper
 import { captureLogger, startTestWorker, waitFor } from './helpers/effects.js'
 import { AUTO_REJECT_KEY_PREFIX, scheduleAutoRejection } from '../src/effects/auto-rejection.js'
 import { addJob, autoRejectJobKey, TASKS } from '../src/effects/jobs.js'
-import { AUTO_REJECT_REASON } from '../src/effects/tasks/auto-reject.js'
+import { AUTO_REJECT_REASON, autoRejectTask, type ChangeOrderStatus } from '../src/effects/tasks/auto-reject.js'
+import { changeOrderStatus } from '../src/status-update/change-status.js'
+import pino from 'pino'
+import type { JobHelpers } from 'graphile-worker'
 
 const jobKeys = async (database: Parameters<typeof queuedJobs>[0]) => (await queuedJobs(database)).filter((j) => j.task === 'auto-reject').map((j) => j.key)
 
@@ -101,4 +104,20 @@ t.test('scheduling: only placed orders of sellers with auto-rejection on; 0 turn
   const none = await testDatabase(t)
   await (await import('../src/seed/seed.js')).seed(none, { orders: 50, seed: 1, anchor: new Date('2026-11-01T00:00:00Z'), autoRejectAfterMs: 0 })
   t.equal((await none.sql`select count(*)::int as n from graphile_worker.jobs`)[0].n, 0, 'AUTO_REJECT_AFTER_MS=0 schedules none')
+})
+
+t.test('the seller accepting between the job\'s look and its change wins: the accepted order is not rejected', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const orderId = await shop.order({ paymentMode: 'ONLINE_PAID' })
+  const key = await shop.apiKey()
+  // The seller's accept commits right after the task has read the order as placed.
+  const racing: ChangeOrderStatus = async (tx, input) => {
+    t.same(await post(app, key, { order_status: [accept(orderId)] }), { statusCode: 200, body: ok(1) })
+    return changeOrderStatus(tx, input)
+  }
+  await autoRejectTask({ database, changeOrderStatus: racing, logger: pino({ level: 'silent' }) })({ orderId }, {} as JobHelpers)
+  t.equal((await database.sql`select status from orders where id = ${orderId}`)[0].status, 'ORDER_ACCEPTED')
+  t.equal((await database.sql`select count(*)::int as n from refunds`)[0].n, 0, 'no refund')
+  t.same((await database.sql`select source from order_status_history where order_id = ${orderId}`).map((r) => r.source), ['api'], 'only the seller changed it')
 })

@@ -39,6 +39,9 @@ try {
   const t0 = performance.now()
   const summary = await seed(database, { orders: seedOrders, seed: 1, anchor: DEFAULT_ANCHOR })
   console.log(`seeded ${seedOrders} orders in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+  // Measure a settled database, not one that autovacuum and the checkpointer are still digesting.
+  await database.sql`vacuum analyze`
+  await database.sql`checkpoint`
   const seller = summary.sellers[0]
   const { id: credentialId, secret } = await issueCredential(database.db, { sellerId: seller.companyId, kind: 'api-key', environment: 'testing' })
   const caller: Caller = { credentialId, sellerId: seller.companyId, kind: 'api-key', environment: 'testing', storeIds: null }

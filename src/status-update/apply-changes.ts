@@ -1,10 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
-import { enqueueNotifications } from '../effects/enqueue-notifications.js'
+import { enqueueNotifications, removeJobs } from '../effects/batch-jobs.js'
 import {
   autoRejectJobKey, notificationEventId, TASKS, type NotificationChannel, type NotificationEventType, type NotifyPayload
 } from '../effects/jobs.js'
-import { lockDailyDeals } from './order-locks.js'
 import type { PlannedChange } from './plan-change.js'
 import { formatCents } from './points.js'
 import { isActionable, type TargetStatus } from './state-machine.js'
@@ -12,8 +11,8 @@ import { isActionable, type TargetStatus } from './state-machine.js'
 /*
  * Writes decided changes and every one of their effects (spec 3.3) with a fixed number of set-based
  * statements, whether there is one change or a thousand: the cost of a batch grows with its rows, not
- * with round trips. The caller holds the locks (order-locks.ts) and owns the transaction, so a change
- * and its effects commit together or not at all.
+ * with round trips. The caller holds the locks (order-locks.ts: seller, orders, daily deals of rejected
+ * orders) and owns the transaction, so a change and its effects commit together or not at all.
  *
  * Effects that must happen once per order are guarded by the database, not by the state check alone:
  * points_ledger UNIQUE (order_id, kind), refunds UNIQUE (order_id), order_effects PRIMARY KEY
@@ -111,8 +110,7 @@ async function deductPoints (tx: Tx, accepted: PlannedChange[], sellerId: number
 /** The seller has acted: the order's pending auto-rejection, if any, must not fire. */
 async function removeAutoRejectJobs (tx: Tx, changes: PlannedChange[]): Promise<void> {
   if (changes.length === 0) return
-  const keys = [...new Set(changes.map((c) => autoRejectJobKey(c.order.id)))]
-  await tx.execute(sql`select count(graphile_worker.remove_job(k)) from json_array_elements_text(${json(keys)}) as k`)
+  await removeJobs(tx, [...new Set(changes.map((c) => autoRejectJobKey(c.order.id)))])
 }
 
 /** A refund row for each rejected order paid online, and a job to process it (effects worker). */
@@ -135,11 +133,13 @@ async function recordRefunds (tx: Tx, rejected: PlannedChange[], sellerId: numbe
     select count(*) from specs, lateral graphile_worker.add_jobs(specs.jobs)`)
 }
 
-/** Gives the grabbed daily-deal quantity of rejected orders back, once per order (order_effects). */
+/**
+ * Gives the grabbed daily-deal quantity of rejected orders back, once per order (order_effects). The
+ * deals are locked by the caller beforehand (lockDailyDeals), in id order.
+ */
 async function returnDealQuantity (tx: Tx, rejected: PlannedChange[]): Promise<void> {
   if (rejected.length === 0) return
   const ids = [...new Set(rejected.map((c) => c.order.id))]
-  await lockDailyDeals(tx, ids)
   await tx.execute(sql`
     with marked as (
       insert into order_effects (order_id, kind)

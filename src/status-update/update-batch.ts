@@ -3,7 +3,7 @@ import type { Db, Tx } from '../db/client.js'
 import { OrderErrorText } from '../errors.js'
 import { applyChanges, type ChangeContext } from './apply-changes.js'
 import { changeOrderStatus } from './change-status.js'
-import { lockDailyDeals, lockOrders, lockSeller } from './order-locks.js'
+import { lockDailyDeals, lockOrders, lockSeller, type LockedOrder, type LockedSeller } from './order-locks.js'
 import { decideChange, recordPlanned, requestError, sellerState, type ChangeRequest, type PlannedChange } from './plan-change.js'
 import type { BatchData, OrderError } from './schemas.js'
 import { parseItem } from './status-item.js'
@@ -93,24 +93,39 @@ function context (caller: Caller): ChangeContext {
   return { sellerId: caller.sellerId, credentialId: caller.credentialId, source: 'api' }
 }
 
+/** The rows a batch decides on: what its first slice reads while taking the locks. */
+interface Locked { seller: LockedSeller | undefined, orders: Map<number, LockedOrder> }
+
+/**
+ * Takes every lock the batch needs, at the transaction's level and in the global order (seller, orders,
+ * daily deals). Nothing taken later inside a savepoint can then wait on another batch, and a savepoint
+ * rolled back never gives a lock away (a rollback to savepoint releases the row locks taken after it).
+ */
+async function lockBatch (tx: Tx, caller: Caller, pending: Pending[]): Promise<Locked> {
+  const seller = pending.some((p) => p.request.toStatus === 'ORDER_ACCEPTED') ? await lockSeller(tx, caller.sellerId) : undefined
+  const orders = await lockOrders(tx, caller.sellerId, pending.map((p) => p.request.orderId))
+  const rejected = new Set(pending.filter((p) => p.request.toStatus === 'ORDER_REJECTED_BY_SELLER').map((p) => p.request.orderId))
+  await lockDailyDeals(tx, [...orders.keys()].filter((id) => rejected.has(id)))
+  return { seller, orders }
+}
+
 async function writeSetBased (tx: Tx, caller: Caller, pending: Pending[], log: BatchLogger): Promise<Results> {
   const results: Results = new Map()
-  await writeSlice(tx, caller, pending, results, log)
+  await writeSlice(tx, caller, pending, results, log, await lockBatch(tx, caller, pending))
   return results
 }
 
 /**
- * Locks, decides and writes a slice of the batch set-based. Should the write fail, the savepoint is
- * rolled back and each half is tried on its own (deciding again from what is now stored), down to the
- * single order that fails: one bad order costs about twenty small writes instead of the whole batch,
- * and never a thousand savepoints (which grow superlinearly in PostgreSQL; see bench/README.md).
+ * Decides and writes a slice of the batch set-based. Should the write fail, the savepoint is rolled back
+ * and each half is tried on its own (deciding again from what is now stored), down to the single order
+ * that fails: one bad order costs about twenty small writes instead of the whole batch, and never a
+ * thousand savepoints (whose cost grows faster than linearly; see bench/README.md).
  */
-async function writeSlice (tx: Tx, caller: Caller, slice: Pending[], results: Results, log: BatchLogger): Promise<void> {
-  // Seller first, then orders by id (order-locks.ts); the seller only when its points are at stake.
-  // In a half, these rows are locked already: reading them again takes no new lock and cannot wait.
-  const lockedSeller = slice.some((p) => p.request.toStatus === 'ORDER_ACCEPTED') ? await lockSeller(tx, caller.sellerId) : undefined
+async function writeSlice (tx: Tx, caller: Caller, slice: Pending[], results: Results, log: BatchLogger, locked?: Locked): Promise<void> {
+  // A half reads its rows again: they are locked already, so this takes no new lock and cannot wait.
+  const lockedSeller = locked ? locked.seller : slice.some((p) => p.request.toStatus === 'ORDER_ACCEPTED') ? await lockSeller(tx, caller.sellerId) : undefined
+  const orders = locked?.orders ?? await lockOrders(tx, caller.sellerId, slice.map((p) => p.request.orderId))
   const seller = lockedSeller && sellerState(lockedSeller)
-  const orders = await lockOrders(tx, caller.sellerId, slice.map((p) => p.request.orderId))
   const decided: Results = new Map()
   const changes: PlannedChange[] = []
   for (const p of slice) {
@@ -139,11 +154,7 @@ async function writeSlice (tx: Tx, caller: Caller, slice: Pending[], results: Re
 }
 
 async function writeWithSavepoints (tx: Tx, caller: Caller, pending: Pending[], log: BatchLogger): Promise<Results> {
-  // Every lock the batch will need, up front and in the global order: changing the orders one by one
-  // must not take a deal's lock while another batch holds the next one.
-  if (pending.some((p) => p.request.toStatus === 'ORDER_ACCEPTED')) await lockSeller(tx, caller.sellerId)
-  await lockOrders(tx, caller.sellerId, pending.map((p) => p.request.orderId))
-  await lockDailyDeals(tx, pending.filter((p) => p.request.toStatus === 'ORDER_REJECTED_BY_SELLER').map((p) => p.request.orderId))
+  await lockBatch(tx, caller, pending)
   const results: Results = new Map()
   for (const p of pending) {
     results.set(p.index, await changeOne(log, p, caller, (fn) => tx.transaction(fn)))

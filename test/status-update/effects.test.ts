@@ -208,3 +208,18 @@ t.test('once-guards in the database: a second deduction, refund or deal return c
   t.equal(deal.grabbed_quantity, '4.000', 'quantity already given back is not given back again')
   t.equal(await orderStatus(database, returned), 'ORDER_REJECTED_BY_SELLER')
 })
+
+t.test('an auto-rejection job already running is not deleted, but loses its key and any retry', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  const running = await shop.order({ autoRejectJob: true })
+  const stuck = await shop.order({ autoRejectJob: true })
+  await database.sql`update graphile_worker._private_jobs set locked_at = now(), locked_by = 'worker-1' where key = ${`auto-reject:${running}`}`
+  await database.sql`update graphile_worker._private_jobs set locked_at = now() - interval '5 hours', locked_by = 'dead' where key = ${`auto-reject:${stuck}`}`
+  t.same((await post(app, key, { order_status: [accept(running), reject(stuck)] })).body, ok(2))
+  const jobs = (await queuedJobs(database)).filter((j) => j.task === 'auto-reject')
+  t.same(jobs.map((j) => ({ key: j.key, orderId: j.payload.orderId })), [{ key: null, orderId: running }], 'the running one stays, keyless; the stuck one is gone')
+  const [row] = await database.sql`select attempts = max_attempts as exhausted from graphile_worker._private_jobs where locked_by = 'worker-1'`
+  t.ok(row.exhausted, 'and will not be retried')
+})

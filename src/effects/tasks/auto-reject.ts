@@ -24,19 +24,13 @@ export function autoRejectTask ({ database, changeOrderStatus, logger }: AutoRej
       logger.debug({ orderId, status: order?.status }, 'auto-rejection: order already moved, nothing to do')
       return
     }
+    // onlyFrom: the seller may accept between the read above and the lock; an accepted order may move to
+    // rejected, but never by this timer.
     const result = await database.db.transaction((tx) => changeOrderStatus(tx, {
-      sellerId: order.seller_id, orderId, toStatus: 'ORDER_REJECTED_BY_SELLER', reason: AUTO_REJECT_REASON, credentialId: null, storeIds: null, source: 'auto-reject'
+      sellerId: order.seller_id, orderId, toStatus: 'ORDER_REJECTED_BY_SELLER', reason: AUTO_REJECT_REASON, credentialId: null, storeIds: null, source: 'auto-reject', onlyFrom: 'ORDER_PLACED'
     }))
-    if (result.ok) {
-      if (result.changed) logger.info({ orderId, sellerId: order.seller_id }, 'order auto-rejected: not accepted in time')
-      return
-    }
-    // The seller may have acted between the read above and the change: then there is nothing to do.
-    const [current] = await database.sql`select status from orders where id = ${orderId}`
-    if (current && current.status !== 'ORDER_PLACED') {
-      logger.debug({ orderId, status: current.status }, 'auto-rejection: order moved meanwhile, nothing to do')
-      return
-    }
-    throw new Error(`auto-rejection of order ${orderId} failed: ${result.error}`)
+    if (!result.ok) throw new Error(`auto-rejection of order ${orderId} failed: ${result.error}`)
+    if (result.changed) logger.info({ orderId, sellerId: order.seller_id }, 'order auto-rejected: not accepted in time')
+    else logger.debug({ orderId }, 'auto-rejection: order moved meanwhile, nothing to do')
   }
 }
