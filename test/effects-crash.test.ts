@@ -2,7 +2,9 @@ import t from 'tap'
 import { build } from './helpers/build.js'
 import { createShop, post, reject } from './status-update/helpers.js'
 import { startReceiver } from './helpers/receiver.js'
-import { captureLogger, enqueueEvent, ordersIn, startTestWorker, waitFor } from './helpers/effects.js'
+import { captureLogger, deliveryRow, enqueueEvent, notifyPayload, ordersIn, startTestWorker, waitFor } from './helpers/effects.js'
+import { addJob, enqueueNotification, TASKS } from '../src/effects/jobs.js'
+import { LIVENESS_LOCK_CLASS, releaseJobsOfDeadWorkers } from '../src/effects/crash-recovery.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { spawnWorker } from './helpers/worker-process.js'
 import { verifySignature } from '../src/effects/transports/signature.js'
@@ -74,4 +76,37 @@ t.test('two workers at once deliver each job once', async (t) => {
   t.equal(byA + byB, 270)
   t.ok(byA > 0 && byB > 0, `both workers took part (${byA} + ${byB})`)
   t.equal((await database.sql`select count(*)::int as n from notification_deliveries where attempts <> 1`)[0].n, 0, 'one attempt each')
+})
+
+t.test('crash recovery takes only the jobs of pools whose liveness lock is gone', async (t) => {
+  const { database } = await build(t)
+  await seedDemo(database, 30)
+  const receiver = await startReceiver(t, () => 'hang')
+  const worker = await startTestWorker(t, database, { NOTIFY_SELLER_TRANSPORT: 'webhook', WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET, WEBHOOK_TIMEOUT_MS: '60000' })
+  const [order, other] = await ordersIn(database, 'ORDER_PLACED', 2)
+  await database.db.transaction((tx) => enqueueNotification(tx, notifyPayload(order, 'seller')))
+  await waitFor(t, 'a job in flight', () => receiver.received.length === 1)
+  const [live] = await database.sql`select locked_by from graphile_worker.jobs where task_identifier = 'notify' and locked_by is not null`
+  t.ok(live, 'the live worker holds its job')
+  const [lock] = await database.sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${LIVENESS_LOCK_CLASS}::int8::oid and granted`
+  t.equal(lock.n, 1, 'and its liveness lock')
+
+  // A job locked by a pool that no longer exists (as a SIGKILLed worker leaves it).
+  await addJob(database.db, TASKS.notify, notifyPayload(other, 'seller'), { runAt: new Date(Date.now() + 3_600_000) })
+  await database.sql`update graphile_worker._private_jobs set locked_by = 'pool-dead0000', locked_at = now() - interval '1 minute' where locked_by is null and task_id = (select id from graphile_worker._private_tasks where identifier = 'notify')`
+  const released = await releaseJobsOfDeadWorkers(database.sql, 0)
+  t.same(released, ['pool-dead0000'], "the dead pool's job is released, the live one's is not, even with no grace")
+  const locks = (await database.sql`select locked_by from graphile_worker.jobs where task_identifier = 'notify' order by id`).map((r) => r.locked_by)
+  t.same(locks, [live.locked_by, null])
+
+  // Stopping does not wait out a 60 s webhook: graphile-worker aborts the jobs in hand after its 5 s grace
+  // and the attempt is recorded. The job may stay locked by the stopped pool, whose liveness lock is gone
+  // with it: the next sweep of any worker puts it back in the queue.
+  const stopping = Date.now()
+  await worker.stop()
+  t.ok(Date.now() - stopping < 20_000, `stopped in ${Date.now() - stopping} ms`)
+  t.match(await deliveryRow(database, notifyPayload(order, 'seller').eventId), { status: 'PENDING', attempts: 1, last_error: 'webhook request abandoned: the worker is stopping' })
+  await releaseJobsOfDeadWorkers(database.sql, 0)
+  const [back] = await database.sql`select locked_by, attempts from graphile_worker._private_jobs where id = (select min(id) from graphile_worker.jobs where task_identifier = 'notify')`
+  t.match(back, { locked_by: null, attempts: 1 }, 'the job is back in the queue')
 })

@@ -22,7 +22,8 @@ export type RefundOutcome =
  */
 export interface PaymentGateway {
   readonly name: string
-  refund: (request: RefundRequest) => Promise<RefundOutcome>
+  /** `stop` is aborted when the worker is shutting down: give up the call (the job is retried). */
+  refund: (request: RefundRequest, stop?: AbortSignal) => Promise<RefundOutcome>
 }
 
 /** The default: no money moves here; the refund is marked MANUAL and finance pays it out. */

@@ -36,7 +36,7 @@ export function notifyTask ({ database, transports, logger }: NotifyDeps): Task 
     }
 
     try {
-      await transport.send(loaded.notification)
+      await transport.send(loaded.notification, helpers.abortSignal)
     } catch (err) {
       const permanent = err instanceof PermanentDeliveryError
       const last = permanent || helpers.job.attempts >= helpers.job.max_attempts

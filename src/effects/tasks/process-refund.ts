@@ -28,7 +28,7 @@ export function processRefundTask ({ database, gateway, logger }: ProcessRefundD
     try {
       outcome = await gateway.refund({
         refundId, orderId: Number(refund.order_id), sellerId: refund.seller_id, amount: refund.amount, currency: refund.currency, idempotencyKey: `refund-${refundId}`
-      })
+      }, helpers.abortSignal)
     } catch (err) {
       const last = helpers.job.attempts >= helpers.job.max_attempts
       const message = (err as Error).message

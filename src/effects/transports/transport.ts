@@ -9,7 +9,8 @@ import { whatsappCloudTransport } from './whatsapp-cloud.js'
 /** Sends one notification. Throws to have the job retried with backoff; PermanentDeliveryError when a retry cannot help. */
 export interface NotificationTransport {
   readonly name: string
-  send: (notification: Notification) => Promise<void>
+  /** `stop` aborts the send when the worker is shutting down (graphile-worker's abort signal). */
+  send: (notification: Notification, stop?: AbortSignal) => Promise<void>
 }
 
 /** A failure no retry can fix (e.g. a retailer without any phone number): recorded as failed at once. */
@@ -58,8 +59,14 @@ export function createTransports (config: Config, logger: Logger): Record<Notifi
   }
 }
 
+/** The signal for one request: its timeout, or the worker stopping, whichever comes first. */
+export function requestSignal (timeoutMs: number, stop?: AbortSignal): AbortSignal {
+  return stop ? AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]) : AbortSignal.timeout(timeoutMs)
+}
+
 /** Why a fetch failed, in a few words for last_error (no stack, no secrets). */
-export function describeFetchError (err: unknown, what: string, timeoutMs: number): string {
+export function describeFetchError (err: unknown, what: string, timeoutMs: number, stop?: AbortSignal): string {
+  if (stop?.aborted) return `${what} request abandoned: the worker is stopping`
   const e = err as { name?: string, message?: string, cause?: { code?: string, message?: string } }
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return `${what} timed out after ${timeoutMs} ms`
   return `${what} request failed: ${e.cause?.code ?? e.cause?.message ?? e.message ?? String(err)}`

@@ -1,6 +1,6 @@
 import type { Notification } from '../notification.js'
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature.js'
-import { describeFetchError, type NotificationTransport } from './transport.js'
+import { describeFetchError, requestSignal, type NotificationTransport } from './transport.js'
 
 export interface WebhookOptions { url: string, secret: string, timeoutMs: number }
 
@@ -33,7 +33,7 @@ export function webhookEvent (n: Notification): object {
 export function webhookTransport (options: WebhookOptions): NotificationTransport {
   return {
     name: 'webhook',
-    async send (n) {
+    async send (n, stop) {
       const body = JSON.stringify(webhookEvent(n))
       const timestamp = Math.floor(Date.now() / 1000)
       let response: Response
@@ -48,10 +48,10 @@ export function webhookTransport (options: WebhookOptions): NotificationTranspor
             [SIGNATURE_HEADER]: signatureHeader(options.secret, timestamp, body)
           },
           body,
-          signal: AbortSignal.timeout(options.timeoutMs)
+          signal: requestSignal(options.timeoutMs, stop)
         })
       } catch (err) {
-        throw new Error(describeFetchError(err, 'webhook', options.timeoutMs))
+        throw new Error(describeFetchError(err, 'webhook', options.timeoutMs, stop))
       }
       // The answer's body means nothing to us; read it so the connection goes back to the pool.
       await response.arrayBuffer().catch(() => {})

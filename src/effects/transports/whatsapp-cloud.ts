@@ -1,6 +1,6 @@
 import type { NotificationEventType } from '../jobs.js'
 import type { Notification } from '../notification.js'
-import { describeFetchError, PermanentDeliveryError, type NotificationTransport } from './transport.js'
+import { describeFetchError, requestSignal, PermanentDeliveryError, type NotificationTransport } from './transport.js'
 
 export interface WhatsappCloudOptions {
   /** e.g. https://graph.facebook.com/v21.0 (a local stand-in in tests). */
@@ -46,7 +46,7 @@ export function whatsappCloudTransport (options: WhatsappCloudOptions): Notifica
   const url = `${options.baseUrl.replace(/\/+$/, '')}/${encodeURIComponent(options.phoneNumberId)}/messages`
   return {
     name: 'whatsapp-cloud',
-    async send (n) {
+    async send (n, stop) {
       const to = whatsappRecipient(n)
       if (!to) throw new PermanentDeliveryError(`retailer ${n.retailer.retailerId} has no whatsapp or phone number`)
       let response: Response
@@ -55,10 +55,10 @@ export function whatsappCloudTransport (options: WhatsappCloudOptions): Notifica
           method: 'POST',
           headers: { authorization: `Bearer ${options.accessToken}`, 'content-type': 'application/json' },
           body: JSON.stringify(whatsappMessage(n, to, options)),
-          signal: AbortSignal.timeout(options.timeoutMs)
+          signal: requestSignal(options.timeoutMs, stop)
         })
       } catch (err) {
-        throw new Error(describeFetchError(err, 'whatsapp-cloud', options.timeoutMs))
+        throw new Error(describeFetchError(err, 'whatsapp-cloud', options.timeoutMs, stop))
       }
       const text = await response.text().catch(() => '')
       if (!response.ok) {
