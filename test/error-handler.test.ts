@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Writable } from 'node:stream'
 import pino from 'pino'
 import { Type } from '@sinclair/typebox'
@@ -6,8 +6,9 @@ import { buildApp } from '../src/app.js'
 import { loggerOptions } from '../src/logger.js'
 import { BadRequestError } from '../src/errors.js'
 import { testConfig, testDatabase } from './helpers/build.js'
+import { createSeller, credential } from './helpers/fixtures.js'
 
-async function appWithProbes (t: Parameters<Parameters<typeof t.test>[1]>[0], env: Record<string, string> = {}) {
+async function appWithProbes (t: Test, env: Record<string, string> = {}) {
   const database = await testDatabase(t)
   const lines: string[] = []
   const sink = new Writable({ write (chunk, _enc, cb) { lines.push(chunk.toString()); cb() } })
@@ -20,7 +21,7 @@ async function appWithProbes (t: Parameters<Parameters<typeof t.test>[1]>[0], en
   app.get('/probe/coded', async () => { throw new BadRequestError('Something specific was wrong') })
   app.get('/probe/auth', { onRequest: app.requireCredential('api-key', 'authorization') }, async () => ({ ok: true }))
   await app.ready()
-  return { app, logs: () => lines.join('') }
+  return { app, database, logs: () => lines.join('') }
 }
 
 t.test('bad bodies become the envelope with a safe message', async (t) => {
@@ -59,15 +60,16 @@ t.test('a 5xx says nothing of its cause; the log has it, with the request id', a
 })
 
 t.test('GraphQL-route errors use the GraphQL error shape', async (t) => {
-  const { app } = await appWithProbes(t)
-  const res = await app.inject({ method: 'POST', url: '/v2/graphql', headers: { 'content-type': 'application/json' }, payload: '{bad' })
-  // Until the GraphQL endpoint exists the route is unknown; once it does, a parse error is a GraphQL body.
-  if (res.statusCode === 404) {
-    t.equal(res.json().statusCode, 404)
-  } else {
-    t.equal(res.statusCode, 400)
-    t.same(res.json(), { data: null, errors: [{ message: 'Invalid JSON format', extensions: { code: 'INVALID_JSON' } }] })
-  }
+  const { app, database } = await appWithProbes(t)
+  // The route authenticates before it reads the body: with a token, a parse error is a GraphQL body.
+  const { sellerId } = await createSeller(database)
+  const token = await credential(database, sellerId, 'access-token')
+  const res = await app.inject({ method: 'POST', url: '/v2/graphql', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, payload: '{bad' })
+  t.equal(res.statusCode, 400)
+  t.same(res.json(), { data: null, errors: [{ message: 'Invalid JSON format', extensions: { code: 'INVALID_JSON' } }] })
+  const anonymous = await app.inject({ method: 'POST', url: '/v2/graphql', headers: { 'content-type': 'application/json' }, payload: '{bad' })
+  t.equal(anonymous.statusCode, 401)
+  t.same(anonymous.json(), { data: null, errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED' } }] })
 })
 
 t.test('secrets never reach the log', async (t) => {
