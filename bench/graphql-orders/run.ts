@@ -102,13 +102,18 @@ async function measure (server: Server, token: string, scenario: Scenario, order
 
 async function prepare (label: string, orders: number): Promise<{ bench: BenchDatabase, token: string }> {
   const bench = await benchDatabase(label)
-  const t0 = Date.now()
-  await seed(bench.database, { orders, seed: 1, anchor: DEFAULT_ANCHOR })
-  // What autovacuum does on a live table: statistics, and the visibility map for index-only scans.
-  await bench.database.sql`vacuum analyze`
-  log(`seeded ${orders.toLocaleString('en')} orders in ${((Date.now() - t0) / 1000).toFixed(0)} s`)
-  const { secret } = await issueCredential(bench.database.db, { sellerId: SELLER, kind: 'access-token', environment: 'testing' })
-  return { bench, token: secret }
+  try {
+    const t0 = Date.now()
+    await seed(bench.database, { orders, seed: 1, anchor: DEFAULT_ANCHOR })
+    // What autovacuum does on a live table: statistics, and the visibility map for index-only scans.
+    await bench.database.sql`vacuum analyze`
+    log(`seeded ${orders.toLocaleString('en')} orders in ${((Date.now() - t0) / 1000).toFixed(0)} s`)
+    const { secret } = await issueCredential(bench.database.db, { sellerId: SELLER, kind: 'access-token', environment: 'testing' })
+    return { bench, token: secret }
+  } catch (err) {
+    await bench.dispose() // never leave an embedded server running behind a failed run
+    throw err
+  }
 }
 
 /** The plan of the filtered page: proves which index serves it, and its time inside PostgreSQL. */
@@ -122,42 +127,46 @@ async function explain (bench: BenchDatabase, scenario: Scenario): Promise<strin
 
 async function main (): Promise<void> {
   log(`machine: ${machineLine()}`)
-  const main = await prepare('graphql_orders', SIZE)
-  const targets: Target[] = ['service', 'baseline', ...(LOADERS ? ['loaders' as const] : [])]
-  const servers = await Promise.all(targets.map((t) => start(t, main.bench.url)))
   const results: Measure[] = []
   const plans: string[] = []
+  const main = await prepare('graphql_orders', SIZE)
   try {
-    for (const scenario of SCENARIOS) {
-      // Every target must answer the same page before its speed means anything.
-      const pages = await Promise.all(servers.map((s) => fetchPage(s, main.token, scenario)))
-      for (let i = 1; i < pages.length; i++) {
-        if (!isDeepStrictEqual(pages[0], pages[i])) {
-          const a = JSON.stringify(pages[0]); const b = JSON.stringify(pages[i])
-          let at = 0
-          while (at < a.length && a[at] === b[at]) at++
-          throw new Error(`${servers[i].target} answers ${scenario.name} differently from the service, from character ${at}:\n  service: ${a.slice(Math.max(0, at - 80), at + 400)}\n  ${servers[i].target}: ${b.slice(Math.max(0, at - 80), at + 400)}`)
+    const targets: Target[] = ['service', 'baseline', ...(LOADERS ? ['loaders' as const] : [])]
+    const servers = await Promise.all(targets.map((t) => start(t, main.bench.url)))
+    try {
+      for (const scenario of SCENARIOS) {
+        // Every target must answer the same page before its speed means anything.
+        const pages = await Promise.all(servers.map((s) => fetchPage(s, main.token, scenario)))
+        for (let i = 1; i < pages.length; i++) {
+          if (!isDeepStrictEqual(pages[0], pages[i])) {
+            const a = JSON.stringify(pages[0]); const b = JSON.stringify(pages[i])
+            let at = 0
+            while (at < a.length && a[at] === b[at]) at++
+            throw new Error(`${servers[i].target} answers ${scenario.name} differently from the service, from character ${at}:\n  service: ${a.slice(Math.max(0, at - 80), at + 400)}\n  ${servers[i].target}: ${b.slice(Math.max(0, at - 80), at + 400)}`)
+          }
         }
+        for (const server of servers) results.push(await measure(server, main.token, scenario, SIZE))
       }
-      for (const server of servers) results.push(await measure(server, main.token, scenario, SIZE))
+      plans.push(`${SIZE.toLocaleString('en')} orders: ${await explain(main.bench, SCENARIOS[2])}`)
+    } finally {
+      for (const s of servers) await stop(s)
     }
-    plans.push(`${SIZE.toLocaleString('en')} orders: ${await explain(main.bench, SCENARIOS[2])}`)
   } finally {
-    for (const s of servers) await stop(s)
+    await main.bench.dispose()
   }
   if (LARGE > 0) {
-    await main.bench.dispose()
     const large = await prepare('graphql_orders_large', LARGE)
-    const service = await start('service', large.bench.url)
     try {
-      for (const scenario of SCENARIOS.slice(1)) results.push(await measure(service, large.token, scenario, LARGE))
-      plans.push(`${LARGE.toLocaleString('en')} orders: ${await explain(large.bench, SCENARIOS[2])}`)
+      const service = await start('service', large.bench.url)
+      try {
+        for (const scenario of SCENARIOS.slice(1)) results.push(await measure(service, large.token, scenario, LARGE))
+        plans.push(`${LARGE.toLocaleString('en')} orders: ${await explain(large.bench, SCENARIOS[2])}`)
+      } finally {
+        await stop(service)
+      }
     } finally {
-      await stop(service)
       await large.bench.dispose()
     }
-  } else {
-    await main.bench.dispose()
   }
 
   const fmt = (n: number) => n.toLocaleString('en', { maximumFractionDigits: 0 })
@@ -181,7 +190,7 @@ async function main (): Promise<void> {
       lines.push(`p99 of "${scenario.name}" at ${fmt(LARGE)} vs ${fmt(SIZE)} orders: ${big.p99} / ${small.p99} ms = ${(big.p99 / small.p99).toFixed(2)}×`)
     }
   }
-  lines.push('', 'plans of the filtered page (EXPLAIN ANALYZE, idle):', ...plans.map((p) => `- ${p}`))
+  lines.push('', 'plans of the filtered page (EXPLAIN ANALYZE, no bench load):', ...plans.map((p) => `- ${p}`))
   process.stdout.write(lines.join('\n') + '\n')
   if (results.some((m) => m.errors > 0)) process.exitCode = 1
 }

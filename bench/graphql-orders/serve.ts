@@ -25,6 +25,8 @@ else throw new Error(`unknown target ${target}`)
 await app.listen({ port: 0, host: '127.0.0.1' })
 const address = app.server.address()
 process.send!({ port: typeof address === 'object' && address ? address.port : 0 })
+// The parent went away (it failed or was killed): do not linger.
+process.on('disconnect', () => process.exit(0))
 process.on('message', async (message) => {
   if (message === 'statements') process.send!({ statements })
   if (message === 'stop') {
