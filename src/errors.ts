@@ -37,3 +37,10 @@ export interface Envelope<D = unknown> {
 export function failureEnvelope (statusCode: number, message: string): Envelope {
   return { error: true, status: false, statusCode, message }
 }
+
+/** Request-level texts of the outstanding shipment sync (decisions.md: the message says what was expected). */
+export const SyncErrorText = {
+  notAnArray: 'Request body must be a non-empty JSON array of outstanding shipment records',
+  tooManyRows: (max: number, got: number) =>
+    `Too many outstanding shipment records: at most ${max} per request, got ${got}`
+} as const
