@@ -17,8 +17,9 @@ export const SYNC_SUCCESS_MESSAGE = 'Outstanding shipments synced successfully'
 const shipmentSyncRoutes: FastifyPluginAsync = async (app) => {
   const limit = app.config.SYNC_BODY_LIMIT_BYTES
 
-  // The body stream itself becomes request.body; the handler reads it after authentication.
-  app.removeContentTypeParser('application/json')
+  // The body stream itself becomes request.body; the handler reads it after authentication. JSON only
+  // (no text/plain): anything else is 415.
+  app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', (request, payload, done) => {
     if (Number(request.headers['content-length']) > limit) {
       done(new PayloadTooLargeError(`Request body is larger than the limit of ${limit} bytes`), undefined)

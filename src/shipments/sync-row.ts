@@ -69,11 +69,13 @@ function badText (v: unknown): boolean {
 /** Why a numeric text that passed the grammar still cannot be stored as the same value, or null. */
 function quantityTextProblem (text: string): string | null {
   if (text.length > QUANTITY_MAX_LENGTH) return `outstandingQuantity must be at most ${QUANTITY_MAX_LENGTH} characters long`
-  const e = /[eE]([+-]?\d+)$/.exec(text)
-  if ((e && Math.abs(Number(e[1])) > QUANTITY_MAX_EXPONENT) || !Number.isFinite(Number(text))) {
-    return 'outstandingQuantity must be a finite number'
+  const e = text.search(/[eE]/)
+  if (e >= 0 && Math.abs(Number(text.slice(e + 1))) > QUANTITY_MAX_EXPONENT) {
+    return `outstandingQuantity is out of range (exponent beyond ±${QUANTITY_MAX_EXPONENT})`
   }
-  if (text.startsWith('-') && /[1-9]/.test(text.replace(/[eE].*$/, ''))) return 'outstandingQuantity must not be negative'
+  if (!Number.isFinite(Number(text))) return 'outstandingQuantity must be a finite number'
+  // "-0.000" is zero and fine; "-1e-400" is negative although it reads as -0 in a double.
+  if (text.charCodeAt(0) === 0x2d && /[1-9]/.test(e >= 0 ? text.slice(0, e) : text)) return 'outstandingQuantity must not be negative'
   return null
 }
 
