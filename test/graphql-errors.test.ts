@@ -1,5 +1,6 @@
 import t from 'tap'
-import { getIntrospectionQuery, print } from 'graphql'
+import { GraphQLError, getIntrospectionQuery, print } from 'graphql'
+import type { FastifyBaseLogger } from 'fastify'
 import { build } from './helpers/build.js'
 import { credential, createSeller, seedDemo } from './helpers/fixtures.js'
 import { graphql } from './helpers/graphql.js'
@@ -8,6 +9,7 @@ import { revokeCredential, issueCredential } from '../src/credentials/service.js
 import { generateSecret } from '../src/credentials/secret.js'
 import { MAX_QUERY_COST } from '../src/graphql/plugin.js'
 import { QUERY_DEPTH_LIMIT } from '../src/graphql/limits.js'
+import { formatExecutionErrors } from '../src/graphql/errors.js'
 
 const UNAUTHORIZED = { data: null, errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED' } }] }
 
@@ -184,4 +186,22 @@ t.test('a failure inside is logged, not shown', async (t) => {
   const down = await graphql(app, token, SellerDocument, {})
   t.equal(down.statusCode, 500, 'no data at all: 500')
   t.same(down.body.errors!.map((e) => e.message), ['Internal server error'])
+})
+
+t.test('the formatter codes any error and logs the cause of internal ones', async (t) => {
+  const logged: unknown[] = []
+  const log = { error: (obj: unknown) => { logged.push(obj) } } as unknown as FastifyBaseLogger
+  const cause = new Error('connection reset')
+  const wrapped = new GraphQLError('connection reset', { path: ['orders'], originalError: cause })
+  const plain = new Error('something odd')
+  const coded = new GraphQLError('limit must be at least 1', { originalError: Object.assign(new Error('x'), { extensions: { code: 'BAD_USER_INPUT' } }) })
+  const out = formatExecutionErrors([wrapped, plain, coded], { orders: null }, log)
+  t.equal(out.statusCode, 200)
+  t.same(out.response.errors!.map((e) => [e.message, e.extensions!.code]), [
+    ['Internal server error', 'INTERNAL_SERVER_ERROR'], ['Internal server error', 'INTERNAL_SERVER_ERROR'], ['limit must be at least 1', 'BAD_USER_INPUT']
+  ])
+  t.same(out.response.errors![0].path, ['orders'])
+  t.equal((logged[0] as { err: Error }).err, cause, 'the log gets the real cause')
+  t.equal((logged[1] as { err: Error }).err, plain)
+  t.equal(formatExecutionErrors([wrapped], undefined, log).statusCode, 500, 'no data and an internal error: 500')
 })

@@ -312,4 +312,16 @@ t.test('the number of SQL statements does not depend on the page size or the sel
   t.match(partial, reads('order_items'))
   t.match(partial, reads('skus'))
   for (const table of ['retailers', 'shops', 'offers', 'items', 'selling_units']) t.notMatch(partial, reads(table), `${table}: not selected, not read`)
+
+  // Aliases, inline fragments and named fragments all count as selecting the field.
+  statements.length = 0
+  const merged = await graphql(app, token, `query { orders(input: {limit: 2}) { nodes { ... on Order { a: retailer { id } } b: retailer { syncId } ...Shop } } }
+    fragment Shop on Order { shop { shopName } }`)
+  t.notOk(merged.body.errors)
+  const node = (merged.body.data as { orders: { nodes: Array<Record<string, unknown>> } }).orders.nodes[0]
+  t.same(Object.keys(node).sort(), ['a', 'b', 'shop'])
+  const mergedSql = statements.find((q) => q.includes('with page as'))!
+  t.match(mergedSql, reads('retailers'))
+  t.match(mergedSql, reads('shops'))
+  t.notMatch(mergedSql, reads('order_items'))
 })

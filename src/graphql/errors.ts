@@ -44,7 +44,9 @@ function classifyRequestError (error: Error & { code?: string, validation?: unkn
 }
 
 /** An error raised while executing: coded ones are meant for the client, the rest are internal. */
-function classifyFieldError (error: GraphQLError): Classified {
+function classifyFieldError (raw: GraphQLError | Error): Classified {
+  // Execution normally reports GraphQLErrors, but a plain Error must not break the formatter.
+  const error = raw instanceof GraphQLError ? raw : new GraphQLError(raw.message, { originalError: raw })
   if (error.originalError === undefined || error.originalError === null) {
     return { error: classifyRequestError(error), internal: false }
   }
@@ -57,14 +59,14 @@ function classifyFieldError (error: GraphQLError): Classified {
  * 400 when the request could not run (bad variables), 500 when it failed inside.
  */
 export function formatExecutionErrors (
-  errors: readonly GraphQLError[], data: ExecutionResult['data'], log: FastifyBaseLogger
+  errors: ReadonlyArray<GraphQLError | Error>, data: ExecutionResult['data'], log: FastifyBaseLogger
 ): { statusCode: number, response: FormattedExecutionResult } {
   let internal = false
   const out = errors.map((error) => {
     const classified = classifyFieldError(error)
     if (classified.internal) {
       internal = true
-      log.error({ err: error.originalError, path: error.path }, 'graphql resolver failed')
+      log.error({ err: (error as GraphQLError).originalError ?? error, path: classified.error.path }, 'graphql resolver failed')
     }
     return classified.error
   })

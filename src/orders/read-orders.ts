@@ -55,7 +55,7 @@ const offerJson = (f: string) => `json_build_object('id', ${f}.id, 'skuId', ${f}
 /*
  * The nested parts are built set-wise, once per page, not once per order: the page's lines in one join,
  * each SKU of the page once (with its offers and selling units), then grouped per order. Correlated
- * sub-selects per order and line were measured 5–10× slower (the executor restarts each one per row).
+ * sub-selects per order and line were measured 2–3× slower (the executor restarts each one per row).
  * Each part is MATERIALIZED: with a prepared statement's generic plan (the page size is a parameter)
  * the planner expects a handful of rows and would otherwise re-run an inlined aggregate per outer row.
  */
