@@ -189,6 +189,15 @@ t.test('bad rows are reported by index with the field named; good rows are appli
   t.same((await stored(database)).map((r) => r.offer_sync_id), ['O', 'O2'])
 })
 
+t.test('the longest sync IDs, in 3-byte characters, fit the unique key', async (t) => {
+  const { app, database, key } = await setup(t)
+  const id = (c: string) => c.repeat(200)
+  const res = await put(app, key, [{ retailerSyncId: id('日'), shopSyncId: id('本'), offerSyncId: id('語'), outstandingQuantity: 1 }])
+  t.equal(res.statusCode, 200)
+  t.match(res.json().data, { inserted: 1, failed: 0 })
+  t.same((await stored(database)).map((r) => [r.retailer_sync_id.length, r.shop_sync_id?.length, r.offer_sync_id.length]), [[200, 200, 200]])
+})
+
 t.test('a request in which every row fails is still 200', async (t) => {
   const { app, database, key } = await setup(t)
   const res = await put(app, key, [{}, { retailerSyncId: 'R' }])

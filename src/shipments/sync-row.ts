@@ -9,10 +9,14 @@ import { JsonNumber, jsonValue } from './json-number-text.js'
  * numeric text) is checked after it, in code.
  */
 
-/** Long enough for any ERP identifier, short enough that the unique key always fits a btree entry. */
+/**
+ * Long enough for any ERP identifier, short enough that the unique key always fits a btree entry
+ * (3 × 200 UTF-16 units ≤ 1,800 bytes of UTF-8, under PostgreSQL's ~2,700-byte limit).
+ */
 export const SYNC_ID_MAX_LENGTH = 200
 /** A quantity's text: digits, an optional fraction and exponent (what PostgreSQL's numeric reads). */
 const NUMERIC_TEXT = '^[+-]?(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][+-]?\\d+)?$'
+const NUMERIC = new RegExp(NUMERIC_TEXT)
 const QUANTITY_MAX_LENGTH = 100
 const QUANTITY_MAX_EXPONENT = 1000
 
@@ -115,7 +119,7 @@ function explain (candidate: Record<string, unknown>, quantityText: unknown): st
     if (value === undefined) {
       if (field !== 'shopSyncId') messages.push(`${field} is required`)
     } else if (field === 'outstandingQuantity') {
-      const numeric = typeof value === 'number' || (typeof value === 'string' && new RegExp(NUMERIC_TEXT).test(value))
+      const numeric = typeof value === 'number' || (typeof value === 'string' && NUMERIC.test(value))
       const problem = numeric ? quantityTextProblem(quantityText as string) : fieldRule[field]
       if (problem) messages.push(problem)
     } else if (!checkField[field].Check(value)) {
