@@ -50,3 +50,10 @@ export class BadUserInputError extends Error {
     this.extensions = { code: 'BAD_USER_INPUT', field }
   }
 }
+
+/** Request-level texts of the outstanding shipment sync (decisions.md: the message says what was expected). */
+export const SyncErrorText = {
+  notAnArray: 'Request body must be a non-empty JSON array of outstanding shipment records',
+  tooManyRows: (max: number, got: number) =>
+    `Too many outstanding shipment records: at most ${max} per request, got ${got}`
+} as const

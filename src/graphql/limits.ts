@@ -28,7 +28,10 @@ const LIST_SIZE: Record<string, number> = {
 }
 const DEFAULT_LIST_SIZE = 5
 /** A field that costs an SQL statement weighs as much as 10 fully selected orders' own fields. */
-const STATEMENT_FIELDS = new Set(['Query.orders', 'Query.seller'])
+const STATEMENT_FIELDS = new Set(['Query.orders', 'Query.seller', 'Query.outstandingShipments'])
+/** Paged fields: their nodes count `limit` times. */
+const PAGED_FIELDS = new Set(['Query.orders', 'Query.outstandingShipments'])
+const PAGE_NODES = new Set(['OrderConnection.nodes', 'OutstandingShipmentConnection.nodes'])
 const STATEMENT_COST = 250
 
 /**
@@ -78,7 +81,7 @@ function selectionCost (
       : name === '__type' ? TypeMetaFieldDef : parent.getFields()[name]
     if (!field) { cost += 1; continue } // __typename, or an unknown field the standard rules report
     const key = `${parent.name}.${name}`
-    const perPage = key === 'Query.orders' ? pageSize(selection.arguments) : nodesPerPage
+    const perPage = PAGED_FIELDS.has(key) ? pageSize(selection.arguments) : nodesPerPage
     let children = 0
     if (selection.selectionSet) {
       children = selectionCost(schema, getNamedType(field.type), selection.selectionSet, fragments, perPage, visiting)
@@ -86,7 +89,7 @@ function selectionCost (
     const list = isListType(getNullableType(field.type))
     const elements = !list
       ? 1
-      : key === 'OrderConnection.nodes'
+      : PAGE_NODES.has(key)
         ? nodesPerPage
         : key === '__Schema.types' ? Object.keys(schema.getTypeMap()).length : LIST_SIZE[key] ?? DEFAULT_LIST_SIZE
     cost += 1 + elements * children + (STATEMENT_FIELDS.has(key) ? STATEMENT_COST : 0)

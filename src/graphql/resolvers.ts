@@ -3,6 +3,7 @@ import { parseOrderListInput } from '../orders/order-list-input.js'
 import { readOrderPage, type OrderReader } from '../orders/read-orders.js'
 import { readSeller } from '../sellers/read-seller.js'
 import { orderSelection } from './selection.js'
+import { outstandingShipmentsResolver } from '../shipments/outstanding-resolver.js'
 import type { Caller } from '../credentials/service.js'
 
 /*
@@ -32,6 +33,7 @@ export const resolvers: Resolvers = {
         pointsBalance: Number(seller.pointsBalance),
         stores: seller.stores
       }
-    }
+    },
+    outstandingShipments: outstandingShipmentsResolver
   }
 }

@@ -123,6 +123,43 @@ export type OrderStatus =
   | 'ORDER_PLACED'
   | 'ORDER_REJECTED_BY_SELLER';
 
+/** One key of the outstanding shipment sync and the quantity last set for it. */
+export type OutstandingShipment = {
+  __typename?: 'OutstandingShipment';
+  /** ISO-8601, UTC, microseconds: when the key was first synced. */
+  createdAt: Scalars['String']['output'];
+  offerSyncId: Scalars['String']['output'];
+  /** The quantity as last synced (stored exactly as SQL numeric). */
+  outstandingQuantity: Scalars['Float']['output'];
+  retailerSyncId: Scalars['String']['output'];
+  /** Null for the rows synced without a shop. */
+  shopSyncId: Maybe<Scalars['String']['output']>;
+  /** ISO-8601, UTC, microseconds: when its quantity last changed. */
+  updatedAt: Scalars['String']['output'];
+};
+
+export type OutstandingShipmentConnection = {
+  __typename?: 'OutstandingShipmentConnection';
+  nodes: Array<OutstandingShipment>;
+  /** total counts the rows matching the input. */
+  pageInfo: PageInfo;
+};
+
+/**
+ * Which page of outstanding shipments to read, with the same paging rules as OrderListInput. Bad values
+ * are errors with extensions.code BAD_USER_INPUT naming the field.
+ */
+export type OutstandingShipmentListInput = {
+  /** Rows per page, from 1. Default 20; above 100 is cut to 100 (pageInfo.limit says so). */
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  /** Only rows of this offer sync ID (exact match). */
+  offerSyncId?: InputMaybe<Scalars['String']['input']>;
+  /** Page number, from 1. Default 1. */
+  page?: InputMaybe<Scalars['Int']['input']>;
+  /** Only rows of this retailer sync ID (exact match). */
+  retailerSyncId?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type PageInfo = {
   __typename?: 'PageInfo';
   /** True while more pages follow. */
@@ -146,6 +183,11 @@ export type Query = {
   __typename?: 'Query';
   /** A page of the caller's outbound orders: oldest first (creation time, then orderId), soft-deleted orders left out. */
   orders: Maybe<OrderConnection>;
+  /**
+   * A page of the caller's outstanding shipment quantities as set by PUT /v2/shipments/outstanding/sync-data,
+   * oldest first: lets a client check what a sync stored.
+   */
+  outstandingShipments: OutstandingShipmentConnection;
   /** The caller's own seller (company): whether it is active and how many points it holds. */
   seller: Seller;
 };
@@ -153,6 +195,11 @@ export type Query = {
 
 export type QueryOrdersArgs = {
   input?: InputMaybe<OrderListInput>;
+};
+
+
+export type QueryOutstandingShipmentsArgs = {
+  input?: InputMaybe<OutstandingShipmentListInput>;
 };
 
 /** The buyer. When syncId is null, fall back to phone. */
@@ -293,6 +340,9 @@ export type ResolversTypes = {
   OrderItem: ResolverTypeWrapper<OrderItem>;
   OrderListInput: OrderListInput;
   OrderStatus: OrderStatus;
+  OutstandingShipment: ResolverTypeWrapper<OutstandingShipment>;
+  OutstandingShipmentConnection: ResolverTypeWrapper<OutstandingShipmentConnection>;
+  OutstandingShipmentListInput: OutstandingShipmentListInput;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   PriceSlab: ResolverTypeWrapper<PriceSlab>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -317,6 +367,9 @@ export type ResolversParentTypes = {
   OrderConnection: OrderConnection;
   OrderItem: OrderItem;
   OrderListInput: OrderListInput;
+  OutstandingShipment: OutstandingShipment;
+  OutstandingShipmentConnection: OutstandingShipmentConnection;
+  OutstandingShipmentListInput: OutstandingShipmentListInput;
   PageInfo: PageInfo;
   PriceSlab: PriceSlab;
   Query: Record<PropertyKey, never>;
@@ -394,6 +447,20 @@ export type OrderItemResolvers<ContextType = MercuriusContext, ParentType extend
   skuId?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
+export type OutstandingShipmentResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['OutstandingShipment'] = ResolversParentTypes['OutstandingShipment']> = {
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  offerSyncId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  outstandingQuantity?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  retailerSyncId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  shopSyncId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type OutstandingShipmentConnectionResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['OutstandingShipmentConnection'] = ResolversParentTypes['OutstandingShipmentConnection']> = {
+  nodes?: Resolver<Array<ResolversTypes['OutstandingShipment']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
 export type PageInfoResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
   hasNext?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -409,6 +476,7 @@ export type PriceSlabResolvers<ContextType = MercuriusContext, ParentType extend
 
 export type QueryResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   orders?: Resolver<Maybe<ResolversTypes['OrderConnection']>, ParentType, ContextType, Partial<QueryOrdersArgs>>;
+  outstandingShipments?: Resolver<ResolversTypes['OutstandingShipmentConnection'], ParentType, ContextType, Partial<QueryOutstandingShipmentsArgs>>;
   seller?: Resolver<ResolversTypes['Seller'], ParentType, ContextType>;
 };
 
@@ -458,6 +526,8 @@ export type Resolvers<ContextType = MercuriusContext> = {
   Order?: OrderResolvers<ContextType>;
   OrderConnection?: OrderConnectionResolvers<ContextType>;
   OrderItem?: OrderItemResolvers<ContextType>;
+  OutstandingShipment?: OutstandingShipmentResolvers<ContextType>;
+  OutstandingShipmentConnection?: OutstandingShipmentConnectionResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   PriceSlab?: PriceSlabResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
