@@ -23,7 +23,9 @@ interface Started { child: ChildProcess, stdout: () => string, stderr: () => str
 
 function startServer (env: Record<string, string>): Started {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }
+    // No coverage from this child: tsx maps functions differently from tap's TypeScript loader, and once
+    // merged its records mark functions as uncovered that the tests do run (functions fell below 80 %).
+    cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', _TAPJS_PROCESSINFO_COVERAGE_: '0', ...env }
   })
   let out = ''; let err = ''
   child.stdout!.on('data', (d) => { out += d })
