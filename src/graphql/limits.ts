@@ -3,7 +3,7 @@ import {
   type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema,
   type SelectionSetNode, type ValidationRule, type ValueNode
 } from 'graphql'
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../orders/order-list-input.js'
+import { DEFAULT_LIMIT, MAX_LIMIT } from './page-input.js'
 
 /*
  * Bounds on what one request may ask for, checked before anything runs.

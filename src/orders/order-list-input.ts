@@ -1,19 +1,13 @@
 import { BadUserInputError } from '../errors.js'
 import type { OrderListInput } from '../graphql/generated/types.js'
+import { parsePageWindow, type PageWindow } from '../graphql/page-input.js'
 
 /*
  * The orders query's input, checked and defaulted as decisions.md "Orders" says. Every rejection names
  * the field, so a client can tell which of its values to fix.
  */
 
-export const DEFAULT_PAGE = 1
-export const DEFAULT_LIMIT = 20
-export const MAX_LIMIT = 100
-
-export interface OrderListFilter {
-  page: number
-  /** After the default and the cap: what pageInfo.limit reports. */
-  limit: number
+export interface OrderListFilter extends PageWindow {
   /** YYYY-MM-DD, inclusive, a whole day in the business time zone. */
   fromDate: string | null
   toDate: string | null
@@ -54,10 +48,7 @@ function parseTimestamp (field: string, value: string | null | undefined): strin
 }
 
 export function parseOrderListInput (input: OrderListInput | null | undefined): OrderListFilter {
-  const page = input?.page ?? DEFAULT_PAGE
-  if (page < 1) throw new BadUserInputError('page', `page must be at least 1, got ${page}`)
-  const requested = input?.limit ?? DEFAULT_LIMIT
-  if (requested < 1) throw new BadUserInputError('limit', `limit must be at least 1, got ${requested}`)
+  const window = parsePageWindow(input)
   const fromDate = parseDate('fromDate', input?.fromDate)
   const toDate = parseDate('toDate', input?.toDate)
   // Same format, so the strings compare as the dates do.
@@ -65,8 +56,7 @@ export function parseOrderListInput (input: OrderListInput | null | undefined): 
     throw new BadUserInputError('fromDate', `fromDate (${fromDate}) must not be after toDate (${toDate})`)
   }
   return {
-    page,
-    limit: Math.min(requested, MAX_LIMIT),
+    ...window,
     fromDate,
     toDate,
     updatedSince: parseTimestamp('updatedSince', input?.updatedSince)

@@ -1,5 +1,5 @@
 import { BadUserInputError } from '../errors.js'
-import { DEFAULT_LIMIT, DEFAULT_PAGE, MAX_LIMIT } from '../orders/order-list-input.js'
+import { parsePageWindow, type PageWindow } from '../graphql/page-input.js'
 import type { OutstandingShipmentListInput } from '../graphql/generated/types.js'
 import { SYNC_ID_MAX_LENGTH } from './sync-row.js'
 
@@ -8,10 +8,7 @@ import { SYNC_ID_MAX_LENGTH } from './sync-row.js'
  * page ≥ 1, default 1; limit default 20, above 100 cut to 100, below 1 an error) plus two exact filters.
  */
 
-export interface OutstandingShipmentFilter {
-  page: number
-  /** After the default and the cap: what pageInfo.limit reports. */
-  limit: number
+export interface OutstandingShipmentFilter extends PageWindow {
   retailerSyncId: string | null
   offerSyncId: string | null
 }
@@ -25,13 +22,8 @@ function syncIdFilter (field: 'retailerSyncId' | 'offerSyncId', value: string | 
 }
 
 export function parseOutstandingShipmentListInput (input: OutstandingShipmentListInput | null | undefined): OutstandingShipmentFilter {
-  const page = input?.page ?? DEFAULT_PAGE
-  if (page < 1) throw new BadUserInputError('page', `page must be at least 1, got ${page}`)
-  const requested = input?.limit ?? DEFAULT_LIMIT
-  if (requested < 1) throw new BadUserInputError('limit', `limit must be at least 1, got ${requested}`)
   return {
-    page,
-    limit: Math.min(requested, MAX_LIMIT),
+    ...parsePageWindow(input),
     retailerSyncId: syncIdFilter('retailerSyncId', input?.retailerSyncId),
     offerSyncId: syncIdFilter('offerSyncId', input?.offerSyncId)
   }
