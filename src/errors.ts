@@ -45,3 +45,23 @@ export interface Envelope<D = unknown> {
 export function failureEnvelope (statusCode: number, message: string): Envelope {
   return { error: true, status: false, statusCode, message }
 }
+
+/**
+ * Bad input to a GraphQL field (decisions.md "Orders"): becomes a GraphQL error whose
+ * extensions.code is BAD_USER_INPUT and whose message and extensions.field name the field.
+ */
+export class BadUserInputError extends Error {
+  override name = 'BadUserInputError'
+  readonly extensions: { code: 'BAD_USER_INPUT', field: string }
+  constructor (readonly field: string, message: string) {
+    super(message)
+    this.extensions = { code: 'BAD_USER_INPUT', field }
+  }
+}
+
+/** Request-level texts of the outstanding shipment sync (decisions.md: the message says what was expected). */
+export const SyncErrorText = {
+  notAnArray: 'Request body must be a non-empty JSON array of outstanding shipment records',
+  tooManyRows: (max: number, got: number) =>
+    `Too many outstanding shipment records: at most ${max} per request, got ${got}`
+} as const

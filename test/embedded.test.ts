@@ -2,6 +2,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import net from 'node:net'
 import postgres from 'postgres'
 import { runningServer, startEmbeddedPostgres } from '../src/db/embedded.js'
 
@@ -10,7 +11,9 @@ t.test('starts a real server, attaches to it when running, stops it', async (t) 
   fs.chmodSync(dir, 0o755)
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
   const dataDir = path.join(dir, 'pg')
-  const port = 20000 + (process.pid % 20000)
+  const port = await new Promise<number>((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => { const p = (srv.address() as net.AddressInfo).port; srv.close(() => resolve(p)) })
+  })
   const server = await startEmbeddedPostgres({ dataDir, port, fast: true })
   t.ok(server.owned)
   const sql = postgres(server.url, { max: 1 })

@@ -75,11 +75,15 @@ export async function verifyCredential (
   if (!parsed || parsed.kind !== expected.kind || parsed.environment !== expected.environment) return null
   const [row] = await tx.select({
     id: credentials.id, sellerId: credentials.sellerId, kind: credentials.kind, environment: credentials.environment,
-    secretHash: credentials.secretHash, storeIds: credentials.storeIds, revokedAt: credentials.revokedAt
+    secretHash: credentials.secretHash, storeIds: credentials.storeIds, revokedAt: credentials.revokedAt,
+    lastUsedStale: sql<boolean>`${credentials.lastUsedAt} is null or ${credentials.lastUsedAt} < now() - interval '${sql.raw(LAST_USED_GRANULARITY)}'`
   }).from(credentials).where(eq(credentials.keyId, parsed.keyId))
   if (!row || !secretMatches(secret, row.secretHash)) return null
   if (row.revokedAt !== null || row.kind !== expected.kind || row.environment !== expected.environment) return null
-  await tx.update(credentials).set({ lastUsedAt: sql`now()` }).where(and(eq(credentials.id, row.id),
-    sql`(${credentials.lastUsedAt} is null or ${credentials.lastUsedAt} < now() - interval '${sql.raw(LAST_USED_GRANULARITY)}')`))
+  // Only a stale last_used_at is written, so a busy client costs one statement per request, not two.
+  if (row.lastUsedStale) {
+    await tx.update(credentials).set({ lastUsedAt: sql`now()` }).where(and(eq(credentials.id, row.id),
+      sql`(${credentials.lastUsedAt} is null or ${credentials.lastUsedAt} < now() - interval '${sql.raw(LAST_USED_GRANULARITY)}')`))
+  }
   return { credentialId: row.id, sellerId: row.sellerId, kind: row.kind, environment: row.environment, storeIds: row.storeIds }
 }

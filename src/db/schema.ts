@@ -163,10 +163,11 @@ export const orders = pgTable('orders', {
   createdAt: createdAt(),
   updatedAt: updatedAt()
 }, (t) => [
-  // The page walk of the orders query: a seller's live orders by creation time, then id.
-  index('orders_seller_created_idx').on(t.sellerId, t.createdAt, t.id).where(sql`not ${t.isDeleted}`),
+  // The page walk of the orders query: a seller's live orders by creation time, then id. store_id rides
+  // along so a credential narrowed to some stores filters (and counts) inside the index.
+  index('orders_seller_created_idx').on(t.sellerId, t.createdAt, t.id, t.storeId).where(sql`not ${t.isDeleted}`),
   // Incremental sync (updatedSince).
-  index('orders_seller_updated_idx').on(t.sellerId, t.updatedAt, t.id).where(sql`not ${t.isDeleted}`)
+  index('orders_seller_updated_idx').on(t.sellerId, t.updatedAt, t.id, t.storeId).where(sql`not ${t.isDeleted}`)
 ])
 
 export const orderItems = pgTable('order_items', {

@@ -127,7 +127,7 @@ t.test('complete: a prepaid order\'s payout is scheduled; others have none to mo
 /** Every row the status update writes, counted, and the values it changes. */
 async function fingerprint (database: Database) {
   const [row] = await database.sql`select
-    (select count(*) from graphile_worker._private_jobs)::int as jobs,
+    (select count(*) from graphile_worker.jobs)::int as jobs,
     (select count(*) from notification_deliveries)::int as deliveries,
     (select count(*) from order_status_history)::int as history,
     (select count(*) from points_ledger where kind = 'ORDER_ACCEPTANCE')::int as ledger,

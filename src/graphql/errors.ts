@@ -1,0 +1,84 @@
+import { GraphQLError, type ExecutionResult, type FormattedExecutionResult } from 'graphql'
+import type { FastifyBaseLogger } from 'fastify'
+
+/*
+ * Every GraphQL error leaves with an extensions.code a client can branch on, and nothing internal leaks:
+ * an error the code did not throw on purpose (a lost database connection, a bug) is logged in full and
+ * answered as "Internal server error". Authentication, JSON and body-size errors never get here: the
+ * root error handler renders them (src/plugins/error-handler.ts).
+ */
+
+export type GraphqlErrorCode =
+  | 'BAD_USER_INPUT' | 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED' | 'QUERY_TOO_DEEP' | 'QUERY_TOO_COMPLEX'
+  | 'BAD_REQUEST' | 'INTERNAL_SERVER_ERROR'
+
+interface Classified { error: GraphQLError, internal: boolean }
+
+function withCode (error: GraphQLError, code: GraphqlErrorCode, message = error.message, extra: Record<string, unknown> = {}): GraphQLError {
+  return new GraphQLError(message, {
+    nodes: error.nodes, source: error.source, positions: error.positions, path: error.path,
+    extensions: { ...error.extensions, code, ...extra }
+  })
+}
+
+/** `Variable "$input" got invalid value "x" at "input.limit"; …` → limit (the OrderListInput field). */
+function variableField (message: string): Record<string, string> {
+  const m = /^Variable "\$\w+" got invalid value .* at "\w+\.(\w+)"/.exec(message)
+  return m ? { field: m[1] } : {}
+}
+
+/** A request-level error (parse, validation, depth, variables): the document never ran. */
+function classifyRequestError (error: Error & { code?: string, validation?: unknown }): GraphQLError {
+  const gql = error instanceof GraphQLError ? error : new GraphQLError(error.message)
+  if (typeof gql.extensions.code === 'string') return gql
+  // The HTTP body itself is wrong: no query, or fields of the wrong JSON type.
+  if (error.code === 'MER_ERR_GQL_PERSISTED_QUERY_NOT_FOUND') return withCode(gql, 'BAD_REQUEST', 'The request body must contain a query')
+  if (error.validation !== undefined) return withCode(gql, 'BAD_REQUEST', `Invalid request: ${error.message}`)
+  if (error.code === 'MER_ERR_GQL_QUERY_DEPTH') return withCode(gql, 'QUERY_TOO_DEEP', error.message.replace(/^`|`$/g, ''))
+  if (error.message.startsWith('Syntax Error')) return withCode(gql, 'GRAPHQL_PARSE_FAILED')
+  // Values of $variables that do not fit their declared types name the variable and the field.
+  if (/^Variable "\$\w+" (got invalid value|of required type)/.test(error.message)) {
+    return withCode(gql, 'BAD_USER_INPUT', gql.message, variableField(gql.message))
+  }
+  return withCode(gql, 'GRAPHQL_VALIDATION_FAILED')
+}
+
+/** An error raised while executing: coded ones are meant for the client, the rest are internal. */
+function classifyFieldError (raw: GraphQLError | Error): Classified {
+  // Execution normally reports GraphQLErrors, but a plain Error must not break the formatter.
+  const error = raw instanceof GraphQLError ? raw : new GraphQLError(raw.message, { originalError: raw })
+  if (error.originalError === undefined || error.originalError === null) {
+    return { error: classifyRequestError(error), internal: false }
+  }
+  if (typeof error.extensions.code === 'string') return { error, internal: false }
+  return { error: withCode(error, 'INTERNAL_SERVER_ERROR', 'Internal server error'), internal: true }
+}
+
+/**
+ * The errors of an execution (mercurius' errorFormatter): each coded; status 200 when there is data,
+ * 400 when the request could not run (bad variables), 500 when it failed inside.
+ */
+export function formatExecutionErrors (
+  errors: ReadonlyArray<GraphQLError | Error>, data: ExecutionResult['data'], log: FastifyBaseLogger
+): { statusCode: number, response: FormattedExecutionResult } {
+  let internal = false
+  const out = errors.map((error) => {
+    const classified = classifyFieldError(error)
+    if (classified.internal) {
+      internal = true
+      log.error({ err: (error as GraphQLError).originalError ?? error, path: classified.error.path }, 'graphql resolver failed')
+    }
+    return classified.error
+  })
+  const statusCode = data ? 200 : internal ? 500 : 400
+  return { statusCode, response: { data: data ?? null, errors: out.map((e) => e.toJSON()) } }
+}
+
+/**
+ * A document rejected before it ran (mercurius' route error handler): mercurius wraps the real errors
+ * (syntax, validation, depth, variables) in one error's `errors`; each gets its code. Always 400.
+ */
+export function formatRejectedRequest (error: Error & { errors?: Error[] }): { statusCode: number, response: FormattedExecutionResult } {
+  const errors = Array.isArray(error.errors) ? error.errors : [error]
+  return { statusCode: 400, response: { data: null, errors: errors.map((e) => classifyRequestError(e).toJSON()) } }
+}

@@ -1,0 +1,150 @@
+import { StringDecoder } from 'node:string_decoder'
+import { InvalidJsonError, PayloadTooLargeError } from '../errors.js'
+import { parseJsonKeepingNumberText } from './json-number-text.js'
+
+/*
+ * Reads a request body that should be one JSON array, element by element, as it arrives. A 100,000-row
+ * sync never exists in memory as one body string or one parsed tree: each element is cut out of the
+ * stream (tracking depth and strings), parsed on its own (numbers keep their source text) and handed on.
+ * Syntax is checked by JSON.parse per element plus the separators here, so any invalid JSON is found.
+ */
+
+export type JsonArrayBody = { kind: 'array', count: number } | { kind: 'not-array' }
+
+const enum Phase { Start, First, Element, End, NotArray, Invalid }
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const OPEN_BRACE = 0x7b
+const CLOSE_BRACE = 0x7d
+const OPEN_BRACKET = 0x5b
+const CLOSE_BRACKET = 0x5d
+
+function isWhitespace (c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+}
+
+/** The synchronous core: feed text with push(), then end(). */
+export class JsonArrayScanner {
+  private phase = Phase.Start
+  private depth = 0
+  private inString = false
+  private escaped = false
+  /** Text of the current element (or of a non-array body) from earlier chunks. */
+  private pieces: string[] = []
+  private count = 0
+
+  constructor (private readonly onElement: (value: unknown, index: number) => void) {}
+
+  get invalid (): boolean { return this.phase === Phase.Invalid }
+
+  push (text: string): void {
+    const n = text.length
+    let { phase, depth, inString, escaped } = this
+    let i = 0
+    /** Where the current element (or a non-array body) starts in this chunk. */
+    let start = 0
+    while (i < n) {
+      const c = text.charCodeAt(i)
+      if (phase === Phase.Element) {
+        if (inString) {
+          if (escaped) escaped = false
+          else if (c === BACKSLASH) escaped = true
+          else if (c === QUOTE) inString = false
+        } else if (c === QUOTE) {
+          inString = true
+        } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+          depth++
+        } else if (c === CLOSE_BRACE || (c === CLOSE_BRACKET && depth > 0)) {
+          depth--
+        } else if ((c === COMMA || c === CLOSE_BRACKET) && depth === 0) {
+          if (!this.emit(this.takeElement(text, start, i))) return
+          start = i + 1
+          if (c === CLOSE_BRACKET) phase = Phase.End
+        }
+        i++
+        continue
+      }
+      switch (phase) {
+        case Phase.Start:
+          if (isWhitespace(c) || (c === 0xfeff && i === 0)) i++
+          else if (c === OPEN_BRACKET) { phase = Phase.First; i++ } else { phase = Phase.NotArray; start = i; i = n }
+          break
+        case Phase.First:
+          if (isWhitespace(c)) i++
+          else if (c === CLOSE_BRACKET) { phase = Phase.End; i++ } else { phase = Phase.Element; start = i }
+          break
+        case Phase.End:
+          if (!isWhitespace(c)) { this.fail(); return }
+          i++
+          break
+        default: // NotArray: kept whole, parsed at the end
+          i = n
+      }
+    }
+    Object.assign(this, { phase, depth, inString, escaped })
+    if ((phase === Phase.Element || phase === Phase.NotArray) && start < n) this.pieces.push(text.slice(start))
+  }
+
+  private takeElement (text: string, start: number, end: number): string {
+    if (this.pieces.length === 0) return text.slice(start, end)
+    const whole = this.pieces.join('') + text.slice(start, end)
+    this.pieces = []
+    return whole
+  }
+
+  private emit (elementText: string): boolean {
+    let value: unknown
+    try {
+      value = parseJsonKeepingNumberText(elementText)
+    } catch {
+      this.fail()
+      return false
+    }
+    this.onElement(value, this.count++)
+    return true
+  }
+
+  private fail (): void {
+    this.phase = Phase.Invalid
+    this.pieces = []
+  }
+
+  /** After the last chunk: what the body was. Throws InvalidJsonError when it was not valid JSON. */
+  end (): JsonArrayBody {
+    if (this.phase === Phase.End) return { kind: 'array', count: this.count }
+    if (this.phase === Phase.NotArray) {
+      const text = this.pieces.join('')
+      this.pieces = []
+      try {
+        parseJsonKeepingNumberText(text)
+      } catch {
+        throw new InvalidJsonError()
+      }
+      return { kind: 'not-array' }
+    }
+    throw new InvalidJsonError()
+  }
+}
+
+/**
+ * Reads a byte stream through a JsonArrayScanner, enforcing a byte limit (413 above it). After a syntax
+ * error the rest of the body is still read, within the limit, so the client gets the 400 rather than a
+ * reset connection.
+ */
+export async function readJsonArray (
+  stream: AsyncIterable<Buffer | string>, limit: number, onElement: (value: unknown, index: number) => void
+): Promise<JsonArrayBody> {
+  const scanner = new JsonArrayScanner(onElement)
+  const decoder = new StringDecoder('utf8')
+  let received = 0
+  for await (const chunk of stream) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    received += bytes.length
+    if (received > limit) throw new PayloadTooLargeError(`Request body is larger than the limit of ${limit} bytes`)
+    if (!scanner.invalid) scanner.push(decoder.write(bytes))
+  }
+  if (!scanner.invalid) scanner.push(decoder.end())
+  return scanner.end()
+}

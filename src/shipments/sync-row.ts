@@ -1,0 +1,132 @@
+import { Type } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { JsonNumber, jsonValue } from './json-number-text.js'
+
+/*
+ * One outstanding shipment record (spec 2.11) checked on its own: a bad row becomes a per-row error and
+ * never rejects the request, so this is a compiled TypeBox checker run row by row rather than the route's
+ * body schema. What JSON Schema cannot say (NUL characters, lone surrogates, the sign and size of a
+ * numeric text) is checked after it, in code.
+ */
+
+/**
+ * Long enough for any ERP identifier, short enough that the unique key always fits a btree entry
+ * (3 × 200 UTF-16 units ≤ 1,800 bytes of UTF-8, under PostgreSQL's ~2,700-byte limit).
+ */
+export const SYNC_ID_MAX_LENGTH = 200
+/** A quantity's text: digits, an optional fraction and exponent (what PostgreSQL's numeric reads). */
+const NUMERIC_TEXT = '^[+-]?(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][+-]?\\d+)?$'
+const NUMERIC = new RegExp(NUMERIC_TEXT)
+const QUANTITY_MAX_LENGTH = 100
+const QUANTITY_MAX_EXPONENT = 1000
+
+const SyncId = Type.String({ minLength: 1, maxLength: SYNC_ID_MAX_LENGTH })
+const Quantity = Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: NUMERIC_TEXT })])
+
+export const OutstandingShipmentRecord = Type.Object({
+  retailerSyncId: SyncId,
+  shopSyncId: Type.Optional(Type.Union([SyncId, Type.Null()])),
+  offerSyncId: SyncId,
+  outstandingQuantity: Quantity
+})
+
+const checkRecord = TypeCompiler.Compile(OutstandingShipmentRecord)
+const checkSyncId = TypeCompiler.Compile(SyncId)
+const checkField: Record<Exclude<Field, 'outstandingQuantity'>, { Check: (v: unknown) => boolean }> = {
+  retailerSyncId: checkSyncId,
+  shopSyncId: TypeCompiler.Compile(Type.Union([SyncId, Type.Null()])),
+  offerSyncId: checkSyncId
+}
+
+type Field = 'retailerSyncId' | 'shopSyncId' | 'offerSyncId' | 'outstandingQuantity'
+const FIELDS: Field[] = ['retailerSyncId', 'shopSyncId', 'offerSyncId', 'outstandingQuantity']
+
+/** A valid row, as it is stored: quantity as the exact text the client sent. */
+export interface OutstandingShipmentRow {
+  retailerSyncId: string
+  shopSyncId: string | null
+  offerSyncId: string
+  outstandingQuantity: string
+}
+
+export type RowCheck = { row: OutstandingShipmentRow, error?: undefined } | { row?: undefined, error: string }
+
+const syncIdRule = `a non-empty string of at most ${SYNC_ID_MAX_LENGTH} characters`
+const fieldRule: Record<Field, string> = {
+  retailerSyncId: `retailerSyncId must be ${syncIdRule}`,
+  shopSyncId: `shopSyncId must be ${syncIdRule}, or null`,
+  offerSyncId: `offerSyncId must be ${syncIdRule}`,
+  outstandingQuantity: 'outstandingQuantity must be a finite number of at least 0, or a numeric string such as "10.500"'
+}
+
+const BAD_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+function isPlainObject (v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** Text the database would refuse or change: NUL (text columns cannot hold it) or a lone surrogate. */
+function badText (v: unknown): boolean {
+  return typeof v === 'string' && BAD_TEXT.test(v)
+}
+
+/** Why a numeric text that passed the grammar still cannot be stored as the same value, or null. */
+function quantityTextProblem (text: string): string | null {
+  if (text.length > QUANTITY_MAX_LENGTH) return `outstandingQuantity must be at most ${QUANTITY_MAX_LENGTH} characters long`
+  const e = text.search(/[eE]/)
+  if (e >= 0 && Math.abs(Number(text.slice(e + 1))) > QUANTITY_MAX_EXPONENT) {
+    return `outstandingQuantity is out of range (exponent beyond ±${QUANTITY_MAX_EXPONENT})`
+  }
+  if (!Number.isFinite(Number(text))) return 'outstandingQuantity must be a finite number'
+  // "-0.000" is zero and fine; "-1e-400" is negative although it reads as -0 in a double.
+  if (text.charCodeAt(0) === 0x2d && /[1-9]/.test(e >= 0 ? text.slice(0, e) : text)) return 'outstandingQuantity must not be negative'
+  return null
+}
+
+/** Checks one element of the request array; an absent shopSyncId is read as null (the same key). */
+export function checkOutstandingShipmentRow (raw: unknown): RowCheck {
+  if (!isPlainObject(raw)) return { error: 'Row must be a JSON object with retailerSyncId, offerSyncId and outstandingQuantity' }
+  const quantity = jsonValue(raw.outstandingQuantity)
+  const candidate: Record<string, unknown> = {
+    retailerSyncId: jsonValue(raw.retailerSyncId),
+    offerSyncId: jsonValue(raw.offerSyncId),
+    // A JSON number is checked as the number it denotes; its source text is what is stored.
+    outstandingQuantity: quantity instanceof JsonNumber ? Number(quantity.text) : quantity
+  }
+  const shop = jsonValue(raw.shopSyncId)
+  if (shop !== undefined) candidate.shopSyncId = shop
+  // A plain JS number (a caller that did not parse with number text) is stored in its shortest form.
+  const quantityText = quantity instanceof JsonNumber ? quantity.text : typeof quantity === 'number' ? String(quantity) : quantity
+  if (checkRecord.Check(candidate) && !FIELDS.some((f) => badText(candidate[f])) &&
+    quantityTextProblem(quantityText as string) === null) {
+    return {
+      row: {
+        retailerSyncId: candidate.retailerSyncId as string,
+        shopSyncId: (shop ?? null) as string | null,
+        offerSyncId: candidate.offerSyncId as string,
+        outstandingQuantity: quantityText as string
+      }
+    }
+  }
+  return { error: explain(candidate, quantityText) }
+}
+
+/** Every broken field of a row, in field order, one sentence each. */
+function explain (candidate: Record<string, unknown>, quantityText: unknown): string {
+  const messages: string[] = []
+  for (const field of FIELDS) {
+    const value = candidate[field]
+    if (value === undefined) {
+      if (field !== 'shopSyncId') messages.push(`${field} is required`)
+    } else if (field === 'outstandingQuantity') {
+      const numeric = typeof value === 'number' || (typeof value === 'string' && NUMERIC.test(value))
+      const problem = numeric ? quantityTextProblem(quantityText as string) : fieldRule[field]
+      if (problem) messages.push(problem)
+    } else if (!checkField[field].Check(value)) {
+      messages.push(fieldRule[field])
+    } else if (badText(value)) {
+      messages.push(`${field} must not contain NUL characters or unpaired surrogates`)
+    }
+  }
+  return messages.join('; ') || 'Row is not a valid outstanding shipment record'
+}
