@@ -69,7 +69,34 @@ async function ensureTemplate (serverUrl: string, template: string): Promise<voi
   }
 }
 
+function alive (pid: number): boolean {
+  try { process.kill(pid, 0); return true } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM' }
+}
+
+/** A run that was killed never reached `after`: stop the servers of runs whose tap runner is gone. */
+async function reapAbandonedRuns (): Promise<void> {
+  const dir = path.dirname(STATE_FILE)
+  if (!fs.existsSync(dir)) return
+  for (const name of fs.readdirSync(dir)) {
+    const m = /^test-db-(\d+)\.json$/.exec(name)
+    if (!m || alive(Number(m[1]))) continue
+    const file = path.join(dir, name)
+    try {
+      const state = JSON.parse(fs.readFileSync(file, 'utf8')) as TestServerState
+      if (state.embedded) {
+        // Only the server of that run: a pid may have been reused since.
+        let cmdline = ''
+        try { cmdline = fs.readFileSync(`/proc/${state.embedded.pid}/cmdline`, 'utf8').split('\0').join(' ') } catch {}
+        if (cmdline.includes(state.embedded.dataDir)) await stopByPid(state.embedded.pid)
+        fs.rmSync(state.embedded.dataDir, { recursive: true, force: true })
+      }
+    } catch {}
+    fs.rmSync(file, { force: true })
+  }
+}
+
 export async function setupTestServer (): Promise<TestServerState> {
+  await reapAbandonedRuns()
   let serverUrl = process.env.TEST_DATABASE_URL
   let embedded: TestServerState['embedded']
   if (!serverUrl) {
