@@ -11,12 +11,15 @@ import { UnmatchedCollector, type Unmatched } from './unmatched-sync-ids.js'
  * offers, so the columns are sent once.
  */
 
-const WRITE_CHUNK = `
+/**
+ * The merge and the unmatched report over an `input` relation (retailer_sync_id, shop_sync_id,
+ * offer_sync_id, quantity, n); $1 is the seller. Exported so the bench can run the same merge over
+ * a COPY-filled temp table.
+ */
+export function mergeStatement (input: string): string {
+  return `
 with
-  input as (
-    select * from unnest($2::text[], $3::text[], $4::text[], $5::text[])
-      with ordinality as u(retailer_sync_id, shop_sync_id, offer_sync_id, quantity, n)
-  ),
+  input as (${input}),
   written as (
     insert into outstanding_shipments as s (seller_id, retailer_sync_id, shop_sync_id, offer_sync_id, outstanding_quantity)
     select $1::int, retailer_sync_id, shop_sync_id, offer_sync_id, quantity::numeric from input order by n
@@ -38,6 +41,11 @@ select
   array(select i.offer_sync_id from input i
         where not exists (select 1 from offers x where x.seller_id = $1 and x.offer_sync_id = i.offer_sync_id)
         group by i.offer_sync_id order by min(i.n)) as unmatched_offers`
+}
+
+const WRITE_CHUNK = mergeStatement(`
+    select * from unnest($2::text[], $3::text[], $4::text[], $5::text[])
+      with ordinality as u(retailer_sync_id, shop_sync_id, offer_sync_id, quantity, n)`)
 
 /** Rows per statement: round trips amortised, parameter strings still small enough to die young. */
 export const DEFAULT_CHUNK_SIZE = 5_000
