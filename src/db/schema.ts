@@ -170,6 +170,17 @@ export const orders = pgTable('orders', {
   index('orders_seller_updated_idx').on(t.sellerId, t.updatedAt, t.id, t.storeId).where(sql`not ${t.isDeleted}`)
 ])
 
+/**
+ * Live (not soft-deleted) orders per seller and store, kept by statement-level triggers on orders
+ * (migration 0003): the unfiltered `pageInfo.total` reads a few counter rows instead of counting a
+ * seller's whole order history, in the same snapshot as the page.
+ */
+export const orderCounts = pgTable('order_counts', {
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  storeId: integer('store_id').notNull().references(() => stores.id),
+  liveOrders: bigint('live_orders', { mode: 'number' }).notNull().default(0)
+}, (t) => [primaryKey({ columns: [t.sellerId, t.storeId] })])
+
 export const orderItems = pgTable('order_items', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),
   orderId: bigint('order_id', { mode: 'number' }).notNull().references(() => orders.id),
