@@ -7,11 +7,12 @@ import { graphql } from './helpers/graphql.js'
 
 /** order_counts against a real count of the live orders, per seller and store. */
 async function drift (database: Database): Promise<unknown[]> {
-  return database.sql`
+  const rows = await database.sql`
     select coalesce(a.seller_id, c.seller_id) as seller_id, coalesce(a.store_id, c.store_id) as store_id, a.n as actual, c.live_orders as counted
     from (select seller_id, store_id, count(*)::bigint as n from orders where not is_deleted group by 1, 2) a
     full join order_counts c on c.seller_id = a.seller_id and c.store_id = a.store_id
     where coalesce(a.n, 0) <> coalesce(c.live_orders, 0)`
+  return [...rows]
 }
 
 t.test('order_counts follows every insert, soft delete, store move and delete', async (t) => {
