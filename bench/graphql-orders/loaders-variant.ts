@@ -1,4 +1,3 @@
-import fs from 'node:fs'
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import mercurius, { type IResolvers, type MercuriusLoaders } from 'mercurius'
 import type { Config } from '../../src/config.js'
@@ -6,10 +5,7 @@ import type { Database } from '../../src/db/client.js'
 import databasePlugin from '../../src/plugins/database.js'
 import errorHandlerPlugin from '../../src/plugins/error-handler.js'
 import authPlugin from '../../src/plugins/auth.js'
-import { graphqlContext } from '../../src/graphql/context.js'
-import { formatExecutionErrors, formatRejectedRequest } from '../../src/graphql/errors.js'
-import { QUERY_DEPTH_LIMIT, costLimitRule } from '../../src/graphql/limits.js'
-import { MAX_QUERY_COST, SCHEMA_PATH } from '../../src/graphql/plugin.js'
+import { mercuriusOptions } from '../../src/graphql/plugin.js'
 import { parseOrderListInput } from '../../src/orders/order-list-input.js'
 
 /*
@@ -98,23 +94,7 @@ const loadersPlugin: FastifyPluginAsync = async (app) => {
       itemSellingUnits: byKey(database, 'selling_units', 'sku_id', 'id', (u) => ({ id: u.id, name: u.name, multiplier: num(u.multiplier), isBaseUnit: u.is_base_unit, skuId: u.sku_id }), true)
     }
   }
-  await app.register(mercurius, {
-    schema: fs.readFileSync(SCHEMA_PATH, 'utf8'),
-    resolvers: resolvers as unknown as IResolvers,
-    loaders,
-    path: '/v2/graphql',
-    graphiql: false,
-    jit: 1,
-    queryDepth: QUERY_DEPTH_LIMIT,
-    validationRules: [costLimitRule(MAX_QUERY_COST)],
-    context: (request) => graphqlContext(request),
-    errorFormatter: (execution, ctx) => formatExecutionErrors(execution.errors, execution.data, ctx.reply.log),
-    errorHandler: async (error, _request, reply) => {
-      if (!error.code?.startsWith('MER_ERR_GQL_')) throw error
-      const { statusCode, response } = formatRejectedRequest(error)
-      return reply.code(statusCode).send(response)
-    }
-  })
+  await app.register(mercurius, mercuriusOptions(resolvers as unknown as IResolvers, loaders))
 }
 
 /** An app like buildApp's, but serving /v2/graphql through loaders. */

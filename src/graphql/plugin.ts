@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyPluginAsync } from 'fastify'
-import mercurius, { type IResolvers } from 'mercurius'
+import mercurius, { type IResolvers, type MercuriusLoaders, type MercuriusOptions } from 'mercurius'
 import { graphqlContext } from './context.js'
 import { formatExecutionErrors, formatRejectedRequest } from './errors.js'
 import { QUERY_DEPTH_LIMIT, costLimitRule } from './limits.js'
@@ -18,16 +18,14 @@ export const SCHEMA_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.u
 export const MAX_QUERY_COST = 100_000
 
 /**
- * POST /v2/graphql (and GET, for queries): Mercurius behind an access token. Encapsulated, so the
- * authentication hook guards only these routes. Introspection stays on for authenticated callers
- * (clients generate types from it); GraphiQL is not served.
+ * The Mercurius options of /v2/graphql for a given set of resolvers (and loaders): one place, so the
+ * benchmark's loader variant runs with exactly the production limits, JIT and error handling.
  */
-const graphqlPlugin: FastifyPluginAsync = async (app) => {
-  app.addHook('onRequest', app.requireCredential('access-token', 'authorization'))
-
-  await app.register(mercurius, {
+export function mercuriusOptions (resolverMap: IResolvers, loaders?: MercuriusLoaders): MercuriusOptions {
+  return {
     schema: fs.readFileSync(SCHEMA_PATH, 'utf8'),
-    resolvers: resolvers as IResolvers,
+    resolvers: resolverMap,
+    ...(loaders ? { loaders } : {}),
     path: '/v2/graphql',
     graphiql: false,
     // Compile a document with graphql-jit from its second use on (the first validates and caches it).
@@ -43,7 +41,17 @@ const graphqlPlugin: FastifyPluginAsync = async (app) => {
       request.log.info({ statusCode, errors: response.errors?.map((e) => e.message) }, 'graphql request rejected')
       return reply.code(statusCode).send(response)
     }
-  })
+  }
+}
+
+/**
+ * POST /v2/graphql (and GET, for queries): Mercurius behind an access token. Encapsulated, so the
+ * authentication hook guards only these routes. Introspection stays on for authenticated callers
+ * (clients generate types from it); GraphiQL is not served.
+ */
+const graphqlPlugin: FastifyPluginAsync = async (app) => {
+  app.addHook('onRequest', app.requireCredential('access-token', 'authorization'))
+  await app.register(mercurius, mercuriusOptions(resolvers as IResolvers))
 }
 
 export default graphqlPlugin
