@@ -53,11 +53,6 @@ export async function addJob (tx: DbOrTx, task: string, payload: object, options
     max_attempts := ${options.maxAttempts ?? null}::int)`)
 }
 
-/** Removes a pending job by key (e.g. an order's auto-rejection once the seller has acted). */
-export async function removeJob (tx: DbOrTx, jobKey: string): Promise<void> {
-  await tx.execute(sql`select graphile_worker.remove_job(${jobKey})`)
-}
-
 /** Records the delivery row and enqueues the notify job; a second call for the same event does nothing. */
 export async function enqueueNotification (tx: DbOrTx, payload: NotifyPayload): Promise<boolean> {
   const inserted = await tx.insert(notificationDeliveries).values({
