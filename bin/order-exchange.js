@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-// The CLI runs the TypeScript sources through tsx, so there is no build step between a checkout and use.
+// The CLI from the TypeScript sources through tsx, so a checkout needs no build step before use. A
+// deployment runs the compiled one instead: node dist/cli/run.js (after `npm run build`).
 import { register } from 'tsx/esm/api'
 
 register()
-const { runCli } = await import('../src/cli/main.ts')
-const code = await runCli(process.argv.slice(2), process.env, (l) => process.stdout.write(l + '\n'), (l) => process.stderr.write(l + '\n'))
-process.exitCode = code
+await import('../src/cli/run.ts')

@@ -1,45 +1,79 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { Redis } from 'ioredis'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from './config.js'
+import { corsOrigins, explorerEnabled, type Config } from './config.js'
 import type { Database } from './db/client.js'
 import databasePlugin from './plugins/database.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
+import gracefulClosePlugin from './plugins/graceful-close.js'
 import authPlugin from './plugins/auth.js'
+import corsPlugin from './plugins/cors.js'
+import rateLimitPlugin from './plugins/rate-limit.js'
+import loadSheddingPlugin from './plugins/load-shedding.js'
+import metricsPlugin from './plugins/metrics.js'
+import { createMetrics, type ServiceMetrics } from './metrics.js'
 import healthRoutes from './routes/health.js'
 import graphqlPlugin from './graphql/plugin.js'
-import statusUpdateRoutes from './status-update/route.js'
-import shipmentSyncRoutes from './shipments/sync-route.js'
+import { GRAPHQL_PATH } from './graphql/route.js'
+import graphiqlRoutes from './routes/graphiql.js'
+import openapiPlugin from './routes/openapi.js'
+import statusUpdateRoutes from './routes/status-update.js'
+import shipmentSyncRoutes from './routes/shipment-sync.js'
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 export interface BuildOptions {
   config: Config
   database: Database
   /** A pino logger (server.ts) or none (tests). */
   logger?: FastifyBaseLogger
+  /** Where rate-limit counters are shared by every instance (REDIS_URL); absent: counted in this process. */
+  redis?: Redis
+  /** The process's metrics (server.ts shares them with the worker); a fresh set when absent. */
+  metrics?: ServiceMetrics
 }
 
 /**
  * Builds the whole application from a config and an open database. It does not listen and owns no
  * connection: server.ts (or a test) opens the database, builds, listens and closes.
  */
-export async function buildApp ({ config, database, logger }: BuildOptions): Promise<FastifyInstance> {
+export async function buildApp ({ config, database, logger, redis, metrics = createMetrics() }: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.BODY_LIMIT_BYTES,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // A client gets this long to send a whole request; slower ones are cut off (408) before any handler.
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    // A client's x-request-id is kept only when it looks like an id: it goes into every log line.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
     return503OnClosing: true,
+    // A "__proto__" or "constructor.prototype" key is dropped like any other unknown key, rather than
+    // failing the whole body as invalid JSON (JSON.parse never lets it touch a prototype anyway).
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     ajv: { customOptions: { coerceTypes: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.addHook('onSend', async (request, reply) => { reply.header('x-request-id', request.id) })
 
+  await app.register(gracefulClosePlugin)
   await app.register(databasePlugin, { config, database })
   await app.register(errorHandlerPlugin)
+  await app.register(metricsPlugin, { metrics })
+  await app.register(loadSheddingPlugin, { onShed: (reason) => metrics.shed.inc({ reason }) })
+  await app.register(corsPlugin, { origins: corsOrigins(config) })
   await app.register(authPlugin)
+  await app.register(rateLimitPlugin, { redis, onRefused: (route) => metrics.rateLimited.inc({ route }) })
+  // Before the routes it documents: @fastify/swagger reads each route as it is added.
+  await app.register(openapiPlugin, { explorer: explorerEnabled(config) })
   await app.register(healthRoutes)
   await app.register(graphqlPlugin)
   await app.register(statusUpdateRoutes)
   await app.register(shipmentSyncRoutes)
+  if (explorerEnabled(config)) await app.register(graphiqlRoutes, { graphqlPath: GRAPHQL_PATH })
   return app
 }

@@ -19,6 +19,45 @@ export const ConfigSchema = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: '.data' }),
   EMBEDDED_PG_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 54329 }),
   DB_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  /**
+   * Session timeouts of every pool (0 = none). A statement past DB_STATEMENT_TIMEOUT_MS, or waiting for a
+   * row lock longer than DB_LOCK_TIMEOUT_MS, is stopped: a status update reports that order's
+   * `Order could not be updated`, anything else answers 503 TIMEOUT. A transaction left idle longer than
+   * DB_IDLE_IN_TRANSACTION_TIMEOUT_MS is ended by PostgreSQL, so a stuck client can never hold locks.
+   */
+  DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15_000 }),
+  DB_LOCK_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 5_000 }),
+  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 60_000 }),
+  /** How long a client may take to send a whole request (headers and body); 0 = no limit. */
+  HTTP_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 120_000 }),
+  /**
+   * Rate limits per credential. The REST endpoints count requests per minute; GraphQL spends query cost
+   * from a bucket of points that refills at a steady rate (Shopify's model). Shared by every instance
+   * through Redis when REDIS_URL is set, else counted in this process.
+   */
+  RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
+  RATE_LIMIT_STATUS_UPDATE_PER_MINUTE: Type.Integer({ minimum: 1, default: 120 }),
+  RATE_LIMIT_SYNC_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
+  /** The GraphQL bucket: at most this many points (a full page of 100 orders costs about 85,000)… */
+  GRAPHQL_COST_BUCKET: Type.Integer({ minimum: 100_000, default: 1_000_000 }),
+  /** …refilled at this many points a second. */
+  GRAPHQL_COST_RESTORE_PER_SECOND: Type.Integer({ minimum: 1, default: 100_000 }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  /**
+   * Prometheus metrics: GET /metrics on the API port for a caller with `Authorization: Bearer METRICS_TOKEN`,
+   * and/or on a separate admin port (METRICS_PORT, on METRICS_HOST) without a token. Neither: not served.
+   */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  /**
+   * Load shedding (@fastify/under-pressure): past these, requests are answered 503 OVERLOADED with
+   * Retry-After (and /health/ready is 503) until the process recovers, instead of falling over.
+   */
+  SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  SHED_HEAP_USED_BYTES: Type.Integer({ minimum: 0, default: 900 * 1024 * 1024 }),
+  /** Prefix of this deployment's Redis keys, so several deployments may share one Redis. */
+  REDIS_KEY_PREFIX: Type.String({ minLength: 1, default: 'oxs:' }),
   /** Seed demo data into an empty embedded database at start. */
   SEED_DEMO: Type.Boolean({ default: true }),
   /** Run the graphile-worker effects worker inside the API process. */
@@ -53,17 +92,41 @@ export const ConfigSchema = Type.Object({
   /** Upper bound of request bodies on routes other than the bulk shipment sync. */
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
   /** Upper bound of the shipment sync body: 100,000 realistic rows fit. */
-  SYNC_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 })
+  SYNC_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
+  /** Serve the API reference (/docs) and GraphiQL (/graphiql); default: on in testing, off in production. */
+  EXPLORER_ENABLED: Type.Optional(Type.Boolean()),
+  /**
+   * Browser origins allowed to call the API (CORS), comma-separated: exact (https://erp.example.com) or any
+   * port (http://localhost:*), or `none`. Default: none in production; http://localhost:* and http://127.0.0.1:* in testing.
+   */
+  CORS_ORIGINS: Type.Optional(Type.String({ pattern: '^\\s*(none|https?://[^\\s,/]+\\s*(,\\s*https?://[^\\s,/]+\\s*)*)$' }))
 })
 
 export type Config = Static<typeof ConfigSchema>
+
+/** The session timeouts every pool's connections start with. */
+export function sessionTimeouts (config: Config): { statementMs: number, lockMs: number, idleInTransactionMs: number } {
+  return { statementMs: config.DB_STATEMENT_TIMEOUT_MS, lockMs: config.DB_LOCK_TIMEOUT_MS, idleInTransactionMs: config.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS }
+}
+
+/** Whether /docs and /graphiql are served. */
+export function explorerEnabled (config: Config): boolean {
+  return config.EXPLORER_ENABLED ?? config.ORDER_EXCHANGE_ENV === 'testing'
+}
+
+/** The browser origins allowed by CORS (besides the service's own). */
+export function corsOrigins (config: Config): string[] {
+  if (config.CORS_ORIGINS === undefined) return config.ORDER_EXCHANGE_ENV === 'testing' ? ['http://localhost:*', 'http://127.0.0.1:*'] : []
+  if (config.CORS_ORIGINS.trim() === 'none') return []
+  return config.CORS_ORIGINS.split(',').map((o) => o.trim()).filter((o) => o !== '')
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
 /** Reads and validates config from an environment; throws one ConfigError naming the variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+export function loadConfig (env: Record<string, string | undefined> = process.env): Config {
   const input: Record<string, unknown> = {}
   for (const key of Object.keys(ConfigSchema.properties)) {
     const raw = env[key]
@@ -89,8 +152,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 function isTimeZone (tz: string): boolean {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz })
-    return true
+    return Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone !== ''
   } catch {
     return false
   }

@@ -12,7 +12,7 @@ export interface DemoCredentials { companyId: number, name: string, accessToken:
  */
 export async function seedDemoIfEmpty (config: Config, database: Database): Promise<{ summary: SeedSummary, credentials: DemoCredentials[] } | null> {
   if (config.DATABASE_URL || config.ORDER_EXCHANGE_ENV !== 'testing' || !config.SEED_DEMO) return null
-  if (!(await isEmpty(database))) return null
+  if (!(await isEmpty(database.db))) return null
   const anchor = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000)
   const summary = await seed(database, { orders: 300, seed: 1, anchor, autoRejectAfterMs: config.AUTO_REJECT_AFTER_MS })
   const credentials: DemoCredentials[] = []
@@ -24,7 +24,7 @@ export async function seedDemoIfEmpty (config: Config, database: Database): Prom
   return { summary, credentials }
 }
 
-export function formatDemoBanner (demo: { summary: SeedSummary, credentials: DemoCredentials[] }, baseUrl: string): string {
+export function formatDemoBanner (demo: { summary: SeedSummary, credentials: DemoCredentials[] }, baseUrl: string, explorer = false): string {
   const lines = [
     '',
     '=== Order Exchange Service: demo data loaded (testing environment) ===',
@@ -36,11 +36,16 @@ export function formatDemoBanner (demo: { summary: SeedSummary, credentials: Dem
     lines.push(`  companyId ${c.companyId} ${c.name}`, `    access token (GraphQL):        ${c.accessToken}`, `    API key (status update, sync): ${c.apiKey}`)
   }
   const first = demo.credentials[0]
+  if (first && explorer) {
+    lines.push('', 'Open in a browser:',
+      `  ${baseUrl}/docs       API reference: Authorize with the API key, then "Try it out" on the status update or the sync`,
+      `  ${baseUrl}/graphiql   GraphiQL: put {"Authorization": "Bearer <access token>"} in Headers and run the orders query`)
+  }
   if (first) {
     lines.push('', 'Try:',
       `  curl -s ${baseUrl}/health/ready`,
       `  curl -s ${baseUrl}/v2/graphql -H 'Authorization: Bearer ${first.accessToken}' -H 'Content-Type: application/json' \\`,
-      `    -d '{"query":"{ orders(input: {page: 1, limit: 2}) { pageInfo { total page hasNext limit } nodes { orderId orderNumber orderStatus orderTotalFinal } } }"}'`)
+      '    -d \'{"query":"{ orders(input: {page: 1, limit: 2}) { pageInfo { total page hasNext limit } nodes { orderId orderNumber orderStatus orderTotalFinal } } }"}\'')
   }
   lines.push('')
   return lines.join('\n')

@@ -1,67 +1,58 @@
 import createError from '@fastify/error'
 
 /*
- * Every error the service answers with, coded, in one place. The messages are the exact texts clients
- * match on (spec section 7 and decisions.md): change them only with the contract.
+ * The request-level errors of every endpoint, in one table: the HTTP status, the exact message (the
+ * contract's, where it has one: spec 7.1, decisions.md) and the code a client can branch on (a GraphQL
+ * error's extensions.code). The root error handler (plugins/error-handler.ts) renders each in its
+ * endpoint's own shape. Texts of one feature live beside it (status-update/texts.ts, shipments/texts.ts).
  */
 
-export const UnauthorizedError = createError('OXS_UNAUTHORIZED', 'Unauthorized', 401)
-export const InvalidJsonError = createError('OXS_INVALID_JSON', 'Invalid JSON format', 400)
-export const BadRequestError = createError<[string]>('OXS_BAD_REQUEST', '%s', 400)
-export const PayloadTooLargeError = createError<[string]>('OXS_PAYLOAD_TOO_LARGE', '%s', 413)
-export const NotFoundError = createError('OXS_NOT_FOUND', 'Not found', 404)
-export const InternalError = createError('OXS_INTERNAL', 'Internal server error', 500)
-
-/** Per-order error texts of the status update (spec 7.2, decisions.md). */
-export const OrderErrorText = {
-  notFound: 'Order not found in system',
-  invalidStatus: 'Invalid order status',
-  reasonRequired: 'Reason is required when rejecting an order',
-  notAuthorized: 'Seller is not authorized to update this order',
-  notEligible: 'Seller is not eligible to accept orders',
-  insufficientPoints: 'Insufficient points to accept this order',
-  badOrderId: 'Order_id must be a positive integer',
-  storageFailure: 'Order could not be updated',
-  cannotChange: (from: string, to: string) => `Cannot change order status from ${from} to ${to}`,
-  itemNotObject: 'Order status item must be an object'
+export const RequestError = {
+  Unauthorized: createError('UNAUTHENTICATED', 'Unauthorized', 401),
+  InvalidJson: createError('INVALID_JSON', 'Invalid JSON format', 400),
+  BadRequest: createError<[string]>('BAD_REQUEST', '%s', 400),
+  NotFound: createError<[string, string]>('NOT_FOUND', 'Route %s %s not found', 404),
+  MethodNotAllowed: createError<[string, string, string]>('METHOD_NOT_ALLOWED', 'Method %s is not allowed on %s; allowed: %s', 405),
+  /** The first request with this Idempotency-Key is still running (longer than the lock timeout). */
+  IdempotencyKeyInUse: createError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed: retry when it has finished', 409),
+  IdempotencyKeyReused: createError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request: use a new key for a new request', 422),
+  PayloadTooLarge: createError<[number]>('PAYLOAD_TOO_LARGE', 'Request body is larger than the limit of %s bytes', 413),
+  UnsupportedMediaType: createError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json', 415),
+  /** Over the credential's rate limit or GraphQL cost budget; Retry-After says when to try again. */
+  RateLimited: createError<[string]>('RATE_LIMITED', 'Rate limit exceeded: %s', 429),
+  Internal: createError('INTERNAL_SERVER_ERROR', 'Internal server error', 500),
+  /** The database cannot be reached (lost connection, restart): a retry shortly after is safe. */
+  ServiceUnavailable: createError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable: the database cannot be reached; retry shortly', 503),
+  /** The process is overloaded (event loop lag, heap): shed before it falls over; try again shortly. */
+  Overloaded: createError('OVERLOADED', 'Service temporarily overloaded; retry shortly', 503),
+  /** A statement ran past the session's statement_timeout or lock_timeout: nothing was applied. */
+  Timeout: createError('TIMEOUT', 'The database took too long to answer; nothing was applied, retry shortly', 503)
 } as const
 
-/** Request-level texts of the status update (spec 4.2, 7.1, decisions.md). */
-export const StatusUpdateText = {
-  success: 'Order statuses updated successfully',
-  statusRequired: 'Order status is required',
-  tooManyItems: (max: number) => `Order status must contain at most ${max} items`
-} as const
+const REQUEST_ERRORS: ReadonlyArray<new (...args: never[]) => Error> = Object.values(RequestError)
 
-/** The envelope of the REST endpoints (spec 4.2): error/status/statusCode/message and maybe data. */
-export interface Envelope<D = unknown> {
-  error: boolean
-  status: boolean
-  statusCode: number
-  message: string
-  data?: D
+/** Whether an error is one of the request errors above (rendered as is, never as a 500). */
+export function isRequestError (error: unknown): boolean {
+  return REQUEST_ERRORS.some((E) => error instanceof E)
 }
 
-export function failureEnvelope (statusCode: number, message: string): Envelope {
-  return { error: true, status: false, statusCode, message }
+/** A 400 with a feature's own code and text (the contract's texts live beside their feature). */
+export function badRequest (code: string, message: string): InstanceType<typeof RequestError.BadRequest> {
+  const error = new RequestError.BadRequest(message)
+  error.code = code
+  return error
 }
+
+/** Seconds a client is asked to wait (Retry-After) before retrying a 503. */
+export const RETRY_AFTER_SECONDS = 5
 
 /**
- * Bad input to a GraphQL field (decisions.md "Orders"): becomes a GraphQL error whose
- * extensions.code is BAD_USER_INPUT and whose message and extensions.field name the field.
+ * A value of a read's input that the contract does not allow (decisions.md "Orders"). It names the
+ * field; the GraphQL endpoint answers it as BAD_USER_INPUT with that field.
  */
-export class BadUserInputError extends Error {
-  override name = 'BadUserInputError'
-  readonly extensions: { code: 'BAD_USER_INPUT', field: string }
+export class InvalidInputError extends Error {
+  override name = 'InvalidInputError'
   constructor (readonly field: string, message: string) {
     super(message)
-    this.extensions = { code: 'BAD_USER_INPUT', field }
   }
 }
-
-/** Request-level texts of the outstanding shipment sync (decisions.md: the message says what was expected). */
-export const SyncErrorText = {
-  notAnArray: 'Request body must be a non-empty JSON array of outstanding shipment records',
-  tooManyRows: (max: number, got: number) =>
-    `Too many outstanding shipment records: at most ${max} per request, got ${got}`
-} as const

@@ -1,13 +1,16 @@
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
-import { ConfigError, loadConfig, type Config } from './config.js'
+import { ConfigError, explorerEnabled, loadConfig, type Config } from './config.js'
 import { loggerOptions } from './logger.js'
 import { connect, type Connection } from './db/connect.js'
 import { EmbeddedPostgresError } from './db/embedded.js'
 import { migrate } from './db/migrate.js'
 import { buildApp } from './app.js'
 import { formatDemoBanner, seedDemoIfEmpty } from './demo.js'
-import { startEffectsWorker, type EffectsWorker } from './effects/worker.js'
+import type { EffectsWorker } from './effects/worker.js'
+import { createMetrics, startMetricsServer } from './metrics.js'
+import { openRedis } from './redis.js'
+import { startWorker } from './worker-tasks.js'
 
 /** The only place that owns the process: config, database, listen, and a graceful shutdown. */
 async function main (): Promise<void> {
@@ -36,15 +39,23 @@ async function main (): Promise<void> {
   }
   if (connection.embedded) logger.info({ port: connection.embedded.port, dataDir: config.DATA_DIR }, 'using embedded PostgreSQL')
 
+  const redis = config.REDIS_URL ? openRedis(config.REDIS_URL, logger) : undefined
+  // One set of metrics for the process: the API and the worker count into it.
+  const metrics = createMetrics()
+  let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined
   let app: Awaited<ReturnType<typeof buildApp>> | undefined
   let worker: EffectsWorker | undefined
   closeWithGrace({ delay: config.SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error')
     else logger.info({ signal }, 'shutting down: finishing in-flight requests')
-    await app?.close()
-    // Jobs in hand finish (or go back to the queue) before the pool they use closes.
-    await worker?.stop()
+    const started = Date.now()
+    // Requests in flight and jobs in hand finish side by side (keep-alive sockets are closed as they
+    // fall idle: plugins/graceful-close.ts); only then does the pool they both use close.
+    await Promise.all([app?.close(), worker?.stop()])
     await connection.close()
+    await redis?.quit().catch(() => {})
+    await metricsServer?.close()
+    logger.info({ ms: Date.now() - started }, 'shutdown complete')
   })
 
   let demo: Awaited<ReturnType<typeof seedDemoIfEmpty>>
@@ -52,10 +63,13 @@ async function main (): Promise<void> {
     await migrate(connection.database.url)
     demo = await seedDemoIfEmpty(config, connection.database)
     if (config.WORKER_ENABLED) {
-      worker = await startEffectsWorker({ config, database: connection.database, logger })
-      worker.done.catch((err) => logger.error({ err }, 'effects worker stopped after a fatal error; jobs wait for another worker'))
+      worker = await startWorker(config, connection.database, logger, metrics)
     }
-    app = await buildApp({ config, database: connection.database, logger })
+    app = await buildApp({ config, database: connection.database, logger, redis, metrics })
+    if (config.METRICS_PORT) {
+      metricsServer = await startMetricsServer(metrics.registry, config.METRICS_HOST, config.METRICS_PORT)
+      logger.info({ url: `http://${config.METRICS_HOST}:${metricsServer.port}/metrics` }, 'metrics served on the admin port')
+    }
     await app.listen({ port: config.PORT, host: config.HOST })
   } catch (err) {
     // Never leave an embedded server behind when start-up fails half way.
@@ -63,9 +77,13 @@ async function main (): Promise<void> {
     await app?.close().catch(() => {})
     await worker?.stop().catch(() => {})
     await connection.close().catch(() => {})
+    await metricsServer?.close()
+    redis?.disconnect()
     process.exit(1)
   }
-  if (demo) process.stdout.write(formatDemoBanner(demo, `http://${config.HOST}:${config.PORT}`) + '\n')
+  const baseUrl = `http://${config.HOST}:${config.PORT}`
+  if (explorerEnabled(config)) logger.info({ docs: `${baseUrl}/docs`, graphiql: `${baseUrl}/graphiql`, openapi: `${baseUrl}/v2/openapi.json` }, 'API explorers served')
+  if (demo) process.stdout.write(formatDemoBanner(demo, baseUrl, explorerEnabled(config)) + '\n')
 }
 
 main().catch((err) => {

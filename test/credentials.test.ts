@@ -85,7 +85,7 @@ t.test('auth plugin: 401 envelope for every bad credential, caller resolved othe
   const okHeader = await app.inject({ url: '/probe/header', headers: { 'x-api-key': key } })
   t.equal(okHeader.statusCode, 200)
 
-  const unauthorized = { error: true, status: false, statusCode: 401, message: 'Unauthorized' }
+  const unauthorized = { error: true, status: false, statusCode: 401, message: 'Unauthorized', code: 'UNAUTHENTICATED' }
   const bad: Array<[string, Record<string, string>]> = [
     ['/probe/bearer', {}],
     ['/probe/bearer', { authorization: key }],

@@ -3,12 +3,16 @@ import { build, testDatabase } from './helpers/build.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { createShop, post, accept, ok, queuedJobs } from './status-update/helpers.js'
 import { captureLogger, startTestWorker, waitFor } from './helpers/effects.js'
-import { AUTO_REJECT_KEY_PREFIX, scheduleAutoRejection } from '../src/effects/auto-rejection.js'
-import { addJob, autoRejectJobKey, TASKS } from '../src/effects/jobs.js'
-import { AUTO_REJECT_REASON, autoRejectTask, type ChangeOrderStatus } from '../src/effects/tasks/auto-reject.js'
+import { scheduleAutoRejections } from '../src/effects/enqueue.js'
+import { AUTO_REJECT_KEY_PREFIX, autoRejectJobKey, TASKS } from '../src/effects/jobs.js'
+import { addJob } from './helpers/jobs.js'
+import { autoRejectOrder } from '../src/status-update/auto-reject.js'
 import { changeOrderStatus } from '../src/status-update/change-status.js'
-import pino from 'pino'
-import type { JobHelpers } from 'graphile-worker'
+import { AUTO_REJECT_REASON } from '../src/status-update/texts.js'
+import type { Tx } from '../src/db/client.js'
+
+/** One order's auto-rejection, as order placement schedules it; true when a job was made. */
+const scheduleAutoRejection = async (tx: Tx, orderId: number, afterMs: number) => (await scheduleAutoRejections(tx, { ids: [orderId] }, afterMs)) > 0
 
 const jobKeys = async (database: Parameters<typeof queuedJobs>[0]) => (await queuedJobs(database)).filter((j) => j.task === 'auto-reject').map((j) => j.key)
 
@@ -112,11 +116,11 @@ t.test('the seller accepting between the job\'s look and its change wins: the ac
   const orderId = await shop.order({ paymentMode: 'ONLINE_PAID' })
   const key = await shop.apiKey()
   // The seller's accept commits right after the task has read the order as placed.
-  const racing: ChangeOrderStatus = async (tx, input) => {
+  const racing: typeof changeOrderStatus = async (tx, input) => {
     t.same(await post(app, key, { order_status: [accept(orderId)] }), { statusCode: 200, body: ok(1) })
     return changeOrderStatus(tx, input)
   }
-  await autoRejectTask({ database, changeOrderStatus: racing, logger: pino({ level: 'silent' }) })({ orderId }, {} as JobHelpers)
+  await autoRejectOrder(database.db, orderId, racing)
   t.equal((await database.sql`select status from orders where id = ${orderId}`)[0].status, 'ORDER_ACCEPTED')
   t.equal((await database.sql`select count(*)::int as n from refunds`)[0].n, 0, 'no refund')
   t.same((await database.sql`select source from order_status_history where order_id = ${orderId}`).map((r) => r.source), ['api'], 'only the seller changed it')

@@ -3,11 +3,13 @@ import { build } from './helpers/build.js'
 import { createShop, post, reject } from './status-update/helpers.js'
 import { startReceiver } from './helpers/receiver.js'
 import { captureLogger, deliveryRow, enqueueEvent, notifyPayload, ordersIn, startTestWorker, waitFor } from './helpers/effects.js'
-import { addJob, enqueueNotification, TASKS } from '../src/effects/jobs.js'
-import { LIVENESS_LOCK_CLASS, releaseJobsOfDeadWorkers } from '../src/effects/crash-recovery.js'
+import { TASKS } from '../src/effects/jobs.js'
+import { addJob, enqueueNotification } from './helpers/jobs.js'
+import { DEAD_POOL_CONFIRM_MS, LIVENESS_LOCK_CLASS, WorkerLiveness, releaseJobsOfDeadWorkers } from '../src/effects/crash-recovery.js'
+import { openClient } from '../src/db/client.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { spawnWorker } from './helpers/worker-process.js'
-import { verifySignature } from '../src/effects/transports/signature.js'
+import { verifySignature } from './helpers/webhook-signature.js'
 
 const SECRET = 'whsec_test_0123456789abcdef'
 
@@ -19,9 +21,15 @@ t.test('the worker SIGKILLed between the status commit and delivery: after a res
   const receiver = await startReceiver(t, () => (answering ? 200 : 'hang'))
   const env = {
     DATABASE_URL: database.url,
-    NOTIFY_SELLER_TRANSPORT: 'webhook', NOTIFY_CUSTOMER_TRANSPORT: 'webhook', NOTIFY_MESSAGING_TRANSPORT: 'webhook',
-    WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET, WEBHOOK_TIMEOUT_MS: '120000',
-    WORKER_CONCURRENCY: '4', WORKER_POLL_INTERVAL_MS: '200', WORKER_RECOVERY_INTERVAL_MS: '500'
+    NOTIFY_SELLER_TRANSPORT: 'webhook',
+    NOTIFY_CUSTOMER_TRANSPORT: 'webhook',
+    NOTIFY_MESSAGING_TRANSPORT: 'webhook',
+    WEBHOOK_URL: receiver.url,
+    WEBHOOK_SECRET: SECRET,
+    WEBHOOK_TIMEOUT_MS: '120000',
+    WORKER_CONCURRENCY: '4',
+    WORKER_POLL_INTERVAL_MS: '200',
+    WORKER_RECOVERY_INTERVAL_MS: '500'
   }
   const first = await spawnWorker(t, env)
 
@@ -88,13 +96,14 @@ t.test('crash recovery takes only the jobs of pools whose liveness lock is gone'
   await waitFor(t, 'a job in flight', () => receiver.received.length === 1)
   const [live] = await database.sql`select locked_by from graphile_worker.jobs where task_identifier = 'notify' and locked_by is not null`
   t.ok(live, 'the live worker holds its job')
-  const [lock] = await database.sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${LIVENESS_LOCK_CLASS}::int8::oid and granted`
+  const [lock] = await database.sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${LIVENESS_LOCK_CLASS}::int8::oid and granted
+    and database = (select oid from pg_database where datname = current_database())`
   t.equal(lock.n, 1, 'and its liveness lock')
 
   // A job locked by a pool that no longer exists (as a SIGKILLed worker leaves it).
   await addJob(database.db, TASKS.notify, notifyPayload(other, 'seller'), { runAt: new Date(Date.now() + 3_600_000) })
   await database.sql`update graphile_worker._private_jobs set locked_by = 'pool-dead0000', locked_at = now() - interval '1 minute' where locked_by is null and task_id = (select id from graphile_worker._private_tasks where identifier = 'notify')`
-  const released = await releaseJobsOfDeadWorkers(database.sql, 0)
+  const released = await releaseJobsOfDeadWorkers(database.db, 0)
   t.same(released, ['pool-dead0000'], "the dead pool's job is released, the live one's is not, even with no grace")
   const locks = (await database.sql`select locked_by from graphile_worker.jobs where task_identifier = 'notify' order by id`).map((r) => r.locked_by)
   t.same(locks, [live.locked_by, null])
@@ -106,7 +115,34 @@ t.test('crash recovery takes only the jobs of pools whose liveness lock is gone'
   await worker.stop()
   t.ok(Date.now() - stopping < 20_000, `stopped in ${Date.now() - stopping} ms`)
   t.match(await deliveryRow(database, notifyPayload(order, 'seller').eventId), { status: 'PENDING', attempts: 1, last_error: 'webhook request abandoned: the worker is stopping' })
-  await releaseJobsOfDeadWorkers(database.sql, 0)
+  await releaseJobsOfDeadWorkers(database.db, 0)
   const [back] = await database.sql`select locked_by, attempts from graphile_worker._private_jobs where id = (select min(id) from graphile_worker.jobs where task_identifier = 'notify')`
   t.match(back, { locked_by: null, attempts: 1 }, 'the job is back in the queue')
+})
+
+t.test('a pool is taken for dead only after its lock has been missing for a while: a session that comes back keeps its jobs', async (t) => {
+  const { database } = await build(t)
+  await seedDemo(database, 30)
+  const [a, b] = await ordersIn(database, 'ORDER_PLACED', 2)
+  // Two jobs locked by pools that hold no liveness lock right now.
+  for (const [order, pool] of [[a, 'pool-gone'], [b, 'pool-back']] as const) {
+    await addJob(database.db, TASKS.notify, notifyPayload(order, 'seller'), { runAt: new Date(Date.now() + 3_600_000), jobKey: pool })
+    await database.sql`update graphile_worker._private_jobs set locked_by = ${pool}, locked_at = now() - interval '1 minute' where key = ${pool}`
+  }
+  const { logger, lines } = captureLogger('info')
+  const liveness = new WorkerLiveness(database.url, logger, 100)
+  await liveness.open()
+  liveness.hold('pool-sweeper')
+  liveness.start()
+  t.teardown(() => liveness.close())
+  const lockedBy = async (key: string) => (await database.sql`select locked_by from graphile_worker._private_jobs where key = ${key}`)[0].locked_by
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  t.equal(await lockedBy('pool-gone'), 'pool-gone', 'ten sweeps later a missing lock is still only a suspicion')
+  // pool-back's session returns (as a worker re-takes its lock after a network blip or a restart).
+  const back = openClient(database.url, { max: 1 })
+  t.teardown(() => back.end())
+  await back`select pg_advisory_lock(${LIVENESS_LOCK_CLASS}::int4, hashtext('pool-back'))`
+  await waitFor(t, 'the dead pool released', async () => (await lockedBy('pool-gone')) === null, DEAD_POOL_CONFIRM_MS + 5000)
+  t.equal(await lockedBy('pool-back'), 'pool-back', 'the pool that came back keeps its job')
+  t.ok(lines.some((l) => l.msg === 'released jobs of workers that died mid-job; they will run again' && JSON.stringify(l.pools) === '["pool-gone"]'))
 })

@@ -38,7 +38,7 @@ t.test('process-refund is idempotent per refund, retries through the gateway wit
       return { status: 'SUCCEEDED', reference: `re_${r.idempotencyKey}` }
     }
   }
-  const task = processRefundTask({ database, gateway, logger })
+  const task = processRefundTask({ db: database.db, gateway, logger })
   await t.rejects(async () => task({ refundId }, attempt(1)), { message: 'gateway unavailable' })
   t.match((await database.sql`select status, gateway, last_error from refunds where id = ${refundId}`)[0], { status: 'PROCESSING', gateway: 'test-gateway', last_error: 'gateway unavailable' })
   await task({ refundId }, attempt(2))
@@ -51,7 +51,7 @@ t.test('process-refund is idempotent per refund, retries through the gateway wit
   // A gateway that always fails: FAILED after the last attempt, logged at error level.
   const order2 = await shop.order({ paymentMode: 'ONLINE_PAID', status: 'ORDER_REJECTED_BY_SELLER' })
   const [{ id: refund2 }] = await database.sql`insert into refunds (order_id, seller_id, amount) values (${order2}, ${shop.sellerId}, '100.00') returning id`
-  const broken = processRefundTask({ database, gateway: { name: 'down', refund: async () => { throw new Error('HTTP 502 from gateway') } }, logger })
+  const broken = processRefundTask({ db: database.db, gateway: { name: 'down', refund: async () => { throw new Error('HTTP 502 from gateway') } }, logger })
   await t.rejects(async () => broken({ refundId: refund2 }, attempt(1, 2)))
   t.equal((await database.sql`select status from refunds where id = ${refund2}`)[0].status, 'PROCESSING')
   await t.rejects(async () => broken({ refundId: refund2 }, attempt(2, 2)))

@@ -1,12 +1,15 @@
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import t from 'tap'
 import pino from 'pino'
 import { testDatabase } from './helpers/build.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { startReceiver } from './helpers/receiver.js'
 import { captureLogger, deliveryRow, enqueueEvent, notifyPayload, ordersIn, startTestWorker, waitFor, workerEnv } from './helpers/effects.js'
-import { addJob, enqueueNotification, TASKS } from '../src/effects/jobs.js'
+import { TASKS } from '../src/effects/jobs.js'
+import { addJob, enqueueNotification } from './helpers/jobs.js'
 import { loadNotification, notificationText } from '../src/effects/notification.js'
-import { createTransports } from '../src/effects/transports/transport.js'
+import { createTransports } from '../src/effects/transports/factory.js'
 import { webhookTransport } from '../src/effects/transports/webhook.js'
 import { maskPhone } from '../src/effects/transports/log.js'
 import { whatsappCloudTransport } from '../src/effects/transports/whatsapp-cloud.js'
@@ -76,7 +79,7 @@ t.test('transports report failures in a few words', async (t) => {
   const database = await testDatabase(t)
   await seedDemo(database, 20)
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
-  const { notification } = (await loadNotification(database, notifyPayload(order, 'customer')))!
+  const { notification } = (await loadNotification(database.db, notifyPayload(order, 'customer')))!
   t.match(notificationText(notification), /^Order ORD-\d+ of .+ with .+ was rejected: Out of stock$/)
 
   const standIn = await startReceiver(t, () => 400)
@@ -93,14 +96,14 @@ t.test('transports report failures in a few words', async (t) => {
   const waDown = whatsappCloudTransport({ baseUrl: url, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: { 'order.accepted': 'a', 'order.rejected': 'r', 'order.completed': 'c' }, timeoutMs: 1000 })
   await t.rejects(waDown.send(notification), { message: /^whatsapp-cloud request failed: ECONNREFUSED$/ })
 
-  t.equal(await loadNotification(database, { ...notifyPayload(order, 'customer'), orderId: 999_999 }), null)
+  t.equal(await loadNotification(database.db, { ...notifyPayload(order, 'customer'), orderId: 999_999 }), null)
 })
 
 t.test("Meta's error object is kept in last_error", async (t) => {
   const database = await testDatabase(t)
   await seedDemo(database, 20)
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
-  const { notification } = (await loadNotification(database, notifyPayload(order, 'messaging')))!
+  const { notification } = (await loadNotification(database.db, notifyPayload(order, 'messaging')))!
   notification.retailer.phone = '+919876543210'
   const http = await import('node:http')
   const server = http.createServer((_req, res) => { res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: '(#131026) Message undeliverable', code: 131026 } })) })
@@ -158,4 +161,33 @@ t.test('the log transport (default) writes each notification to the log and reco
   const left = await database.sql`select last_error from graphile_worker.jobs where task_identifier = 'notify'`
   t.same(left.map((j) => j.last_error), ['unknown notification channel "fax"'], 'a bad channel fails; a vanished order is dropped')
   t.ok(lines.some((l) => l.level === 40 && l.eventId === 'gone'))
+})
+
+t.test('a receiver that never answers times out under GC pressure (Node 20 collected AbortSignal.any mid-request)', async (t) => {
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc') as () => void
+  const receiver = await startReceiver(t, () => 'hang')
+  const transport = webhookTransport({ url: receiver.url, secret: 'whsec_test_0123456789abcdef', timeoutMs: 300 })
+  const database = await testDatabase(t)
+  await seedDemo(database, 10)
+  const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
+  const { notification } = (await loadNotification(database.db, notifyPayload(order!, 'customer')))!
+  for (let i = 0; i < 5; i++) {
+    const stop = new AbortController()
+    // Collect garbage while the request waits, as a busy worker process does.
+    const churn = setInterval(() => { gc(); Array.from({ length: 50_000 }, (_, j) => ({ j })) }, 5)
+    const started = Date.now()
+    const outcome = await Promise.race([
+      transport.send(notification, stop.signal).then(() => 'answered', (err: Error) => err.message),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000))
+    ])
+    clearInterval(churn)
+    t.equal(outcome, 'webhook timed out after 300 ms', `attempt ${i + 1}`)
+    t.ok(Date.now() - started < 3000)
+  }
+  // The worker stopping still abandons a request at once.
+  const stop = new AbortController()
+  const pending = transport.send(notification, stop.signal)
+  setTimeout(() => stop.abort(), 50)
+  await t.rejects(pending, { message: 'webhook request abandoned: the worker is stopping' })
 })

@@ -3,7 +3,8 @@ import { testDatabase } from './helpers/build.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { startReceiver } from './helpers/receiver.js'
 import { captureLogger, deliveryRow, ordersIn, startTestWorker, waitFor, notifyPayload } from './helpers/effects.js'
-import { addJob, TASKS } from '../src/effects/jobs.js'
+import { TASKS } from '../src/effects/jobs.js'
+import { addJob } from './helpers/jobs.js'
 import { notificationDeliveries } from '../src/db/schema.js'
 
 // Three attempts (2.7 s and 7.4 s of backoff between them): about 11 s.

@@ -3,8 +3,8 @@ import { testDatabase } from './helpers/build.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { startReceiver } from './helpers/receiver.js'
 import { captureLogger, deliveryRow, ordersIn, startTestWorker, waitFor, notifyPayload } from './helpers/effects.js'
-import { enqueueNotification } from '../src/effects/jobs.js'
-import { verifySignature } from '../src/effects/transports/signature.js'
+import { enqueueNotification } from './helpers/jobs.js'
+import { verifySignature } from './helpers/webhook-signature.js'
 
 const SECRET = 'whsec_test_0123456789abcdef'
 

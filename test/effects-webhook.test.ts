@@ -4,7 +4,8 @@ import { createShop, post, accept } from './status-update/helpers.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { startReceiver } from './helpers/receiver.js'
 import { deliveryRow, enqueueEvent, ordersIn, startTestWorker, waitFor } from './helpers/effects.js'
-import { signatureHeader, verifySignature } from '../src/effects/transports/signature.js'
+import { signatureHeader } from '../src/effects/transports/signature.js'
+import { verifySignature } from './helpers/webhook-signature.js'
 
 const SECRET = 'whsec_test_0123456789abcdef'
 
@@ -29,8 +30,11 @@ t.test('an order event becomes three signed webhook deliveries that verify, once
   await seedDemo(database, 60)
   const receiver = await startReceiver(t)
   await startTestWorker(t, database, {
-    NOTIFY_SELLER_TRANSPORT: 'webhook', NOTIFY_CUSTOMER_TRANSPORT: 'webhook', NOTIFY_MESSAGING_TRANSPORT: 'webhook',
-    WEBHOOK_URL: `${receiver.url}/hooks/orders`, WEBHOOK_SECRET: SECRET
+    NOTIFY_SELLER_TRANSPORT: 'webhook',
+    NOTIFY_CUSTOMER_TRANSPORT: 'webhook',
+    NOTIFY_MESSAGING_TRANSPORT: 'webhook',
+    WEBHOOK_URL: `${receiver.url}/hooks/orders`,
+    WEBHOOK_SECRET: SECRET
   })
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
   const [orderRow] = await database.sql`select order_number, order_total_final, store_id from orders where id = ${order.id}`
@@ -57,9 +61,16 @@ t.test('an order event becomes three signed webhook deliveries that verify, once
     t.equal(body.channel, p.channel)
     t.equal(body.occurredAt, p.occurredAt)
     t.match(body.data, {
-      orderId: order.id, orderNumber: orderRow.order_number, orderStatus: 'ORDER_REJECTED_BY_SELLER', reason: 'Out of stock',
-      companyId: order.sellerId, storeId: orderRow.store_id, orderTotalFinal: orderRow.order_total_final, currencyCode: 'INR',
-      seller: { companyId: order.sellerId, name: String }, retailer: { retailerId: Number, name: String }
+      orderId: order.id,
+      orderNumber: orderRow.order_number,
+      orderStatus: 'ORDER_REJECTED_BY_SELLER',
+      reason: 'Out of stock',
+      companyId: order.sellerId,
+      storeId: orderRow.store_id,
+      orderTotalFinal: orderRow.order_total_final,
+      currencyCode: 'INR',
+      seller: { companyId: order.sellerId, name: String },
+      retailer: { retailerId: Number, name: String }
     })
     const row = await deliveryRow(database, p.eventId)
     t.match(row, { status: 'DELIVERED', attempts: 1, last_error: null, channel: p.channel, event_type: 'order.rejected' })
@@ -73,7 +84,6 @@ t.test('an order event becomes three signed webhook deliveries that verify, once
   await new Promise((resolve) => setTimeout(resolve, 600))
   t.equal(receiver.received.length, 3, 'no second delivery of a recorded event')
 })
-
 
 t.test('an accept through the status update endpoint reaches the receiver as three signed events', async (t) => {
   const { app, database } = await build(t)

@@ -31,7 +31,7 @@ t.test('runWorker delivers until told to stop, then stops gracefully', async (t)
   const { logger, lines } = captureLogger('info')
   let stop: (reason: string) => void = () => {}
   const trigger = { stopped: new Promise<string>((resolve) => { stop = resolve }), dispose: () => {} }
-  const running = runWorker(loadConfig({ DATABASE_URL: database.url, WORKER_POLL_INTERVAL_MS: '200' }), () => {}, { trigger, logger })
+  const running = runWorker(loadConfig({ DATABASE_URL: database.url, WORKER_POLL_INTERVAL_MS: '200' }), { trigger, logger })
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
   await enqueueEvent(database, order, 'order.accepted')
   await waitFor(t, 'delivered', async () => (await database.sql`select count(*)::int as n from notification_deliveries where status = 'DELIVERED'`)[0].n === 3)

@@ -4,7 +4,7 @@ import pino from 'pino'
 import { Type } from '@sinclair/typebox'
 import { buildApp } from '../src/app.js'
 import { loggerOptions } from '../src/logger.js'
-import { BadRequestError } from '../src/errors.js'
+import { RequestError } from '../src/errors.js'
 import { testConfig, testDatabase } from './helpers/build.js'
 import { createSeller, credential } from './helpers/fixtures.js'
 
@@ -18,7 +18,7 @@ async function appWithProbes (t: Test, env: Record<string, string> = {}) {
   app.post('/probe/echo', async (req) => ({ got: req.body }))
   app.post('/probe/typed', { schema: { body: Type.Object({ n: Type.Integer() }) } }, async () => ({ ok: true }))
   app.get('/probe/boom', async () => { throw new Error('connection to db.internal:5432 failed, password=hunter2') })
-  app.get('/probe/coded', async () => { throw new BadRequestError('Something specific was wrong') })
+  app.get('/probe/coded', async () => { throw new RequestError.BadRequest('Something specific was wrong') })
   app.get('/probe/auth', { onRequest: app.requireCredential('api-key', 'authorization') }, async () => ({ ok: true }))
   await app.ready()
   return { app, database, logs: () => lines.join('') }
@@ -29,14 +29,14 @@ t.test('bad bodies become the envelope with a safe message', async (t) => {
   const json = { 'content-type': 'application/json' }
   const invalid = await app.inject({ method: 'POST', url: '/probe/echo', headers: json, payload: '{"order_status": [' })
   t.equal(invalid.statusCode, 400)
-  t.same(invalid.json(), { error: true, status: false, statusCode: 400, message: 'Invalid JSON format' })
+  t.same(invalid.json(), { error: true, status: false, statusCode: 400, message: 'Invalid JSON format', code: 'INVALID_JSON' })
 
   const empty = await app.inject({ method: 'POST', url: '/probe/echo', headers: json, payload: '' })
-  t.same(empty.json(), { error: true, status: false, statusCode: 400, message: 'Invalid JSON format' })
+  t.same(empty.json(), { error: true, status: false, statusCode: 400, message: 'Invalid JSON format', code: 'INVALID_JSON' })
 
   const big = await app.inject({ method: 'POST', url: '/probe/echo', headers: json, payload: JSON.stringify({ x: 'y'.repeat(5000) }) })
   t.equal(big.statusCode, 413)
-  t.same(big.json(), { error: true, status: false, statusCode: 413, message: 'Request body is larger than the limit of 2048 bytes' })
+  t.same(big.json(), { error: true, status: false, statusCode: 413, message: 'Request body is larger than the limit of 2048 bytes', code: 'PAYLOAD_TOO_LARGE' })
 
   const media = await app.inject({ method: 'POST', url: '/probe/echo', headers: { 'content-type': 'text/xml' }, payload: '<a/>' })
   t.equal(media.statusCode, 415)
@@ -47,14 +47,14 @@ t.test('bad bodies become the envelope with a safe message', async (t) => {
   t.match(typed.json().message, /^Invalid request: body\/n must be integer/)
 
   const coded = await app.inject({ url: '/probe/coded' })
-  t.same(coded.json(), { error: true, status: false, statusCode: 400, message: 'Something specific was wrong' })
+  t.same(coded.json(), { error: true, status: false, statusCode: 400, message: 'Something specific was wrong', code: 'BAD_REQUEST' })
 })
 
 t.test('a 5xx says nothing of its cause; the log has it, with the request id', async (t) => {
   const { app, logs } = await appWithProbes(t)
   const res = await app.inject({ url: '/probe/boom', headers: { 'x-request-id': 'req-boom-1' } })
   t.equal(res.statusCode, 500)
-  t.same(res.json(), { error: true, status: false, statusCode: 500, message: 'Internal server error' })
+  t.same(res.json(), { error: true, status: false, statusCode: 500, message: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' })
   t.notMatch(res.body, /hunter2|db\.internal|at /)
   t.match(logs(), /"reqId":"req-boom-1".*hunter2/, 'details are in the log')
 })

@@ -98,7 +98,7 @@ t.test('every bad input is BAD_USER_INPUT naming the field', async (t) => {
     [{ sinceWhen: 'x' }, 'sinceWhen', /Field "sinceWhen" is not defined by type "OrderListInput"/]
   ]
   for (const [input, field, message] of cases) {
-    // Each case twice: the second run goes through the JIT-compiled query.
+    // Each case twice: the second run is served from the validated-document cache.
     for (const run of [1, 2]) {
       const res = await graphql(app, token, OrderIdsDocument, { input })
       const [error] = res.body.errors ?? []

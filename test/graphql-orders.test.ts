@@ -39,8 +39,13 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
   const offerRows = await db.select().from(offers)
   const unitRows = await db.select().from(sellingUnits)
   const offerJson = (f: typeof offerRows[number]) => ({
-    id: f.id, skuId: f.skuId, offerSyncId: f.offerSyncId, purchasePrice: num(f.purchasePrice), mrpPriceAmount: num(f.mrpPriceAmount),
-    currency: f.currency, priceRange: f.priceRange
+    id: f.id,
+    skuId: f.skuId,
+    offerSyncId: f.offerSyncId,
+    purchasePrice: num(f.purchasePrice),
+    mrpPriceAmount: num(f.mrpPriceAmount),
+    currency: f.currency,
+    priceRange: f.priceRange
   })
 
   let withoutShop = 0
@@ -50,30 +55,50 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
     const s = o.shopId === null ? null : shopRows.get(o.shopId)!
     if (!s) withoutShop++
     const expected: Node = {
-      orderId: String(o.id), orderNumber: o.orderNumber, serviceOrderNumber: o.serviceOrderNumber, orderStatus: o.status,
-      deliveryType: o.deliveryType, companyId: o.sellerId, storeId: o.storeId, retailerName: o.retailerName,
+      orderId: String(o.id),
+      orderNumber: o.orderNumber,
+      serviceOrderNumber: o.serviceOrderNumber,
+      orderStatus: o.status,
+      deliveryType: o.deliveryType,
+      companyId: o.sellerId,
+      storeId: o.storeId,
+      retailerName: o.retailerName,
       retailer: { id: r.id, name: r.name, firstName: r.firstName, lastName: r.lastName, phone: r.phone, whatsapp: r.whatsapp, syncId: r.syncId },
-      isActionable: o.isActionable, currencyCode: o.currencyCode, orderTotal: num(o.orderTotal)!, orderTotalFinal: num(o.orderTotalFinal)!,
-      orderTaxAmount: num(o.orderTaxAmount)!, orderCessAmount: num(o.orderCessAmount)!, appliedPoints: num(o.appliedPoints)!,
-      totalExtraCharges: num(o.totalExtraCharges)!, roundOff: num(o.roundOff)!, totalItemsInOrder: o.totalItemsInOrder, isDeleted: false,
+      isActionable: o.isActionable,
+      currencyCode: o.currencyCode,
+      orderTotal: num(o.orderTotal)!,
+      orderTotalFinal: num(o.orderTotalFinal)!,
+      orderTaxAmount: num(o.orderTaxAmount)!,
+      orderCessAmount: num(o.orderCessAmount)!,
+      appliedPoints: num(o.appliedPoints)!,
+      totalExtraCharges: num(o.totalExtraCharges)!,
+      roundOff: num(o.roundOff)!,
+      totalItemsInOrder: o.totalItemsInOrder,
+      isDeleted: false,
       shop: s && { id: s.id, syncId: s.syncId, retailerSyncId: retailerRows.get(s.retailerId)!.syncId, shopName: s.shopName },
       orderItems: lines.filter((l) => l.orderId === o.id).sort((a, b) => a.id - b.id).map((l) => {
         const offer = offerRows.find((f) => f.id === l.offerId)!
         const item = itemRows.get(l.itemId)!
         const sku = skuRows.get(l.skuId)!
         return {
-          id: String(l.id), skuId: l.skuId, quantity: num(l.quantity)!,
+          id: String(l.id),
+          skuId: l.skuId,
+          quantity: num(l.quantity)!,
           offer: { id: offer.id, offerSyncId: offer.offerSyncId, finalPriceWithTax: num(offer.finalPriceWithTax)! },
           item: { id: item.id, itemName: item.itemName, itemSyncId: item.itemSyncId },
           sku: {
-            itemId: sku.itemId, skuNickName: sku.skuNickName, images: sku.images, tags: sku.tags,
+            itemId: sku.itemId,
+            skuNickName: sku.skuNickName,
+            images: sku.images,
+            tags: sku.tags,
             offers: offerRows.filter((f) => f.skuId === sku.id).sort((a, b) => a.id - b.id).map(offerJson) as Node['orderItems'][number]['sku']['offers'],
             itemSellingUnits: unitRows.filter((u) => u.skuId === sku.id).sort((a, b) => a.id - b.id)
               .map((u) => ({ id: u.id, name: u.name, multiplier: num(u.multiplier)!, isBaseUnit: u.isBaseUnit, skuId: u.skuId }))
           }
         }
       }),
-      createdAt: iso(o.createdAt), updatedAt: iso(o.updatedAt)
+      createdAt: iso(o.createdAt),
+      updatedAt: iso(o.updatedAt)
     }
     t.same(node, expected, `order ${o.id}`)
     t.equal(typeof node.orderId, 'string'); t.equal(typeof node.orderTotal, 'number'); t.equal(typeof node.retailer.id, 'number')

@@ -23,5 +23,5 @@ t.test('unknown routes answer the envelope', async (t) => {
   const { app } = await build(t)
   const res = await app.inject({ url: '/v2/nothing-here' })
   t.equal(res.statusCode, 404)
-  t.same(res.json(), { error: true, status: false, statusCode: 404, message: 'Route GET /v2/nothing-here not found' })
+  t.same(res.json(), { error: true, status: false, statusCode: 404, message: 'Route GET /v2/nothing-here not found', code: 'NOT_FOUND' })
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { Database } from '../src/db/client.js'
+import type { TestDatabase as Database } from './helpers/build.js'
 import { OrderIdsDocument } from '../src/graphql/generated/operations.js'
 import { build } from './helpers/build.js'
 import { credential, seedDemo } from './helpers/fixtures.js'

@@ -4,18 +4,18 @@ import { build, testDatabase } from './helpers/build.js'
 import { createSeller, credential } from './helpers/fixtures.js'
 import { graphql } from './helpers/graphql.js'
 import { OutstandingShipmentsDocument } from '../src/graphql/generated/operations.js'
-import { BadUserInputError } from '../src/errors.js'
+import { InvalidInputError } from '../src/errors.js'
 import { parseOutstandingShipmentListInput } from '../src/shipments/outstanding-list-input.js'
 import { readOutstandingShipments } from '../src/shipments/read-outstanding.js'
 import { prepareSyncBatch } from '../src/shipments/sync-batch.js'
 import { syncOutstandingShipments } from '../src/shipments/sync-outstanding.js'
-import type { Database } from '../src/db/client.js'
+import type { TestDatabase as Database } from './helpers/build.js'
 
 const filter = (f: Partial<ReturnType<typeof parseOutstandingShipmentListInput>> = {}) =>
   ({ page: 1, limit: 20, retailerSyncId: null, offerSyncId: null, ...f })
 
 async function sync (database: Database, sellerId: number, rows: unknown[]) {
-  return syncOutstandingShipments(database.sql, sellerId, prepareSyncBatch(rows))
+  return syncOutstandingShipments(database.db, sellerId, prepareSyncBatch(rows))
 }
 
 t.test('input: the paging rules of orders, and exact sync ID filters', async (t) => {
@@ -32,7 +32,7 @@ t.test('input: the paging rules of orders, and exact sync ID filters', async (t)
     [{ offerSyncId: 'x'.repeat(201) }, 'offerSyncId', 'offerSyncId must be a non-empty string of at most 200 characters']
   ]
   for (const [input, field, message] of bad) {
-    t.throws(() => parseOutstandingShipmentListInput(input), new BadUserInputError(field, message), JSON.stringify(input))
+    t.throws(() => parseOutstandingShipmentListInput(input), new InvalidInputError(field, message), JSON.stringify(input))
   }
 })
 
@@ -52,8 +52,12 @@ t.test('read service: own rows only, oldest first, paged and filtered', async (t
   t.equal(first.nodes.length, 20)
   // One sync writes its keys in key order: R0 first.
   t.same(first.nodes[0], {
-    retailerSyncId: 'R0', shopSyncId: null, offerSyncId: 'O03', outstandingQuantity: '3.50',
-    createdAt: first.nodes[0].createdAt, updatedAt: first.nodes[0].updatedAt
+    retailerSyncId: 'R0',
+    shopSyncId: null,
+    offerSyncId: 'O03',
+    outstandingQuantity: '3.50',
+    createdAt: first.nodes[0].createdAt,
+    updatedAt: first.nodes[0].updatedAt
   })
   t.match(first.nodes[0].createdAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/)
 

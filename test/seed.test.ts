@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { Database } from '../src/db/client.js'
+import type { TestDatabase as Database } from './helpers/build.js'
 import { testDatabase } from './helpers/build.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { isEmpty, paise } from '../src/seed/seed.js'
@@ -22,9 +22,9 @@ async function digest (database: Database): Promise<string> {
 
 t.test('same seed gives the same data; another seed does not', async (t) => {
   const a = await testDatabase(t); const b = await testDatabase(t); const c = await testDatabase(t)
-  t.ok(await isEmpty(a))
+  t.ok(await isEmpty(a.db))
   await seedDemo(a, 200, 42); await seedDemo(b, 200, 42); await seedDemo(c, 200, 43)
-  t.notOk(await isEmpty(a))
+  t.notOk(await isEmpty(a.db))
   t.equal(await digest(a), await digest(b))
   t.not(await digest(a), await digest(c))
 })

@@ -1,51 +1,10 @@
 import t from 'tap'
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { runningServer } from '../src/db/embedded.js'
 import { createTestDatabaseUrl } from './helpers/test-server.js'
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-
-function freePort (): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
-interface Started { child: ChildProcess, stdout: () => string, stderr: () => string, exited: Promise<number | null> }
-
-function startServer (env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    // No coverage from this child: tsx maps functions differently from tap's TypeScript loader, and once
-    // merged its records mark functions as uncovered that the tests do run (functions fell below 80 %).
-    cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', _TAPJS_PROCESSINFO_COVERAGE_: '0', ...env }
-  })
-  let out = ''; let err = ''
-  child.stdout!.on('data', (d) => { out += d })
-  child.stderr!.on('data', (d) => { err += d })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  return { child, stdout: () => out, stderr: () => err, exited }
-}
-
-async function waitFor (what: string, fn: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (await fn()) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
-
-async function ready (port: number): Promise<boolean> {
-  try { return (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200 } catch { return false }
-}
+import { freePort, ready, startServer, waitFor } from './helpers/server-process.js'
 
 t.test('a bad setting stops the process with one line naming the variable', async (t) => {
   const s = startServer({ PORT: 'http' })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { InvalidJsonError, PayloadTooLargeError } from '../src/errors.js'
+import { RequestError } from '../src/errors.js'
 import { JsonArrayScanner, readJsonArray, type JsonArrayBody } from '../src/shipments/json-array-reader.js'
 import { JsonNumber, jsonValue, parseJsonKeepingNumberText } from '../src/shipments/json-number-text.js'
 import { prepareSyncBatch } from '../src/shipments/sync-batch.js'
@@ -28,7 +28,7 @@ function scan (chunks: string[]): Outcome {
   for (const c of chunks) scanner.push(c)
   let body: JsonArrayBody
   try { body = scanner.end() } catch (err) {
-    if (err instanceof InvalidJsonError) return { kind: 'invalid' }
+    if (err instanceof RequestError.InvalidJson) return { kind: 'invalid' }
     throw err
   }
   if (body.kind === 'not-array') return body
@@ -73,14 +73,14 @@ t.test('readJsonArray: bytes split inside a multi-byte character, the byte limit
   t.same(seen, JSON.parse(doc))
   t.same(await readJsonArray((async function * () { yield '[1,'; yield '2]' })(), 100, () => {}), { kind: 'array', count: 2 }, 'string chunks')
 
-  await t.rejects(readJsonArray(bytes('[1,2,3,4,5]', 2), 10, () => {}), new PayloadTooLargeError('Request body is larger than the limit of 10 bytes'))
-  await t.rejects(readJsonArray(bytes('[1,2,3,4,5]', 20), 10, () => {}), PayloadTooLargeError)
+  await t.rejects(readJsonArray(bytes('[1,2,3,4,5]', 2), 10, () => {}), new RequestError.PayloadTooLarge(10))
+  await t.rejects(readJsonArray(bytes('[1,2,3,4,5]', 20), 10, () => {}), RequestError.PayloadTooLarge)
   t.same(await readJsonArray(bytes('[1,2,3,4]', 2), 9, () => {}), { kind: 'array', count: 4 }, 'exactly at the limit')
 
   let emitted = 0
   let read = 0
   const counting = (async function * () { for (const c of ['[1,', '}', ',2,3', ']']) { read++; yield Buffer.from(c) } })()
-  await t.rejects(readJsonArray(counting, 100, () => { emitted++ }), InvalidJsonError)
+  await t.rejects(readJsonArray(counting, 100, () => { emitted++ }), RequestError.InvalidJson)
   t.equal(read, 4, 'the rest of the body is read after a syntax error')
   t.equal(emitted, 1, 'but not parsed')
 })
@@ -100,8 +100,8 @@ t.test('numbers keep their source text; strings stay strings', async (t) => {
 t.test('rows: plain JS values (no number text) are accepted too', async (t) => {
   t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 0.5 }),
     { row: { retailerSyncId: 'R', shopSyncId: null, offerSyncId: 'O', outstandingQuantity: '0.5' } })
-  t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: -2 }), { error: 'outstandingQuantity must not be negative' })
-  t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: Number.NaN }), { error: 'outstandingQuantity must be a finite number' })
+  t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: -2 }), { error: 'outstandingQuantity must not be negative', code: 'INVALID_QUANTITY' })
+  t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: Number.NaN }), { error: 'outstandingQuantity must be a finite number', code: 'INVALID_QUANTITY' })
   t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', shopSyncId: undefined, offerSyncId: 'O', outstandingQuantity: '1' }).row?.shopSyncId, null)
 })
 
@@ -130,5 +130,5 @@ t.test('batch: one row per key (the last), sorted by key, columns split back exa
   ])
   t.equal(batch.received, 9)
   t.equal(batch.duplicates, 1)
-  t.same(batch.errors, [{ index: 8, error: 'retailerSyncId must be a non-empty string of at most 200 characters' }])
+  t.same(batch.errors, [{ index: 8, error: 'retailerSyncId must be a non-empty string of at most 200 characters', code: 'INVALID_SYNC_ID' }])
 })

@@ -6,7 +6,7 @@ import { build, testConfig } from './helpers/build.js'
 import { createSeller, credential } from './helpers/fixtures.js'
 import { issueCredential, revokeCredential } from '../src/credentials/service.js'
 import { items, offers, retailers, shops, skus } from '../src/db/schema.js'
-import type { Database } from '../src/db/client.js'
+import type { TestDatabase as Database } from './helpers/build.js'
 
 const PATH = '/v2/shipments/outstanding/sync-data'
 const OK_MESSAGE = 'Outstanding shipments synced successfully'
@@ -48,7 +48,13 @@ t.test('a single row is stored and answered with the envelope', async (t) => {
     statusCode: 200,
     message: OK_MESSAGE,
     data: {
-      received: 1, inserted: 1, updated: 0, unchanged: 0, duplicates: 0, failed: 0, errors: [],
+      received: 1,
+      inserted: 1,
+      updated: 0,
+      unchanged: 0,
+      duplicates: 0,
+      failed: 0,
+      errors: [],
       unmatched: {
         retailerSyncIds: { count: 1, examples: ['RET-1'] },
         shopSyncIds: { count: 1, examples: ['SHOP-1'] },
@@ -185,7 +191,14 @@ t.test('bad rows are reported by index with the field named; good rows are appli
   t.equal(res.statusCode, 200, 'bad rows never reject the request')
   const data = res.json().data
   t.match(data, { received: cases.length + 2, inserted: 2, failed: cases.length })
-  t.same(data.errors, cases.map(([, error], i) => ({ index: i + 1, error })))
+  t.same(data.errors.map(({ index, error }: { index: number, error: string }) => ({ index, error })), cases.map(([, error], i) => ({ index: i + 1, error })))
+  // Each row's code is that of its first sentence.
+  const codeOf = (first: string): string => /^Row must be/.test(first)
+    ? 'ROW_NOT_OBJECT'
+    : / is required$/.test(first)
+      ? 'FIELD_REQUIRED'
+      : /must not contain NUL/.test(first) ? 'UNSTORABLE_TEXT' : /^outstandingQuantity/.test(first) ? 'INVALID_QUANTITY' : 'INVALID_SYNC_ID'
+  t.same(data.errors.map((e: { code: string }) => e.code), cases.map(([, error]) => codeOf(error.split('; ')[0]!)), 'codes')
   t.same((await stored(database)).map((r) => r.offer_sync_id), ['O', 'O2'])
 })
 
@@ -294,7 +307,7 @@ t.test('authentication: x-api-key with an API key of this environment', async (t
   const live = await credential(database, sellerId, 'api-key', { environment: 'production' })
   const revoked = await issueCredential(database.db, { sellerId, kind: 'api-key', environment: 'testing' })
   await revokeCredential(database.db, revoked.id)
-  const unauthorized = { error: true, status: false, statusCode: 401, message: 'Unauthorized' }
+  const unauthorized = { error: true, status: false, statusCode: 401, message: 'Unauthorized', code: 'UNAUTHENTICATED' }
   const row = [{ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 1 }]
   const cases: Array<[string, string | null, Record<string, string>]> = [
     ['missing key', null, {}],
@@ -316,27 +329,27 @@ t.test('authentication: x-api-key with an API key of this environment', async (t
 
 t.test('request-level errors', async (t) => {
   const { app, key } = await setup(t)
-  const bad = (statusCode: number, message: string) => ({ error: true, status: false, statusCode, message })
+  const bad = (statusCode: number, message: string, code: string) => ({ error: true, status: false, statusCode, message, code })
   for (const body of ['', '   ', '[{', '[1,]', '[,1]', '[1 2]', '{"a":', '[] []', '[{"a":01}]', '[{"a":"\u0001"}]', 'nul', '[-]', '["\\x"]']) {
     const res = await put(app, key, body)
     t.equal(res.statusCode, 400, JSON.stringify(body))
-    t.same(res.json(), bad(400, 'Invalid JSON format'), JSON.stringify(body))
+    t.same(res.json(), bad(400, 'Invalid JSON format', 'INVALID_JSON'), JSON.stringify(body))
   }
   for (const body of ['[]', ' [ ] ', '{}', '{"rows":[]}', '"rows"', '5', 'null', 'true']) {
     const res = await put(app, key, body)
     t.equal(res.statusCode, 400, body)
-    t.same(res.json(), bad(400, NOT_AN_ARRAY), body)
+    t.same(res.json(), bad(400, NOT_AN_ARRAY, 'NOT_AN_ARRAY'), body)
   }
   const noBody = await app.inject({ method: 'PUT', url: PATH, headers: { 'x-api-key': key } })
-  t.same(noBody.json(), bad(400, NOT_AN_ARRAY), 'no body at all')
+  t.same(noBody.json(), bad(400, NOT_AN_ARRAY, 'NOT_AN_ARRAY'), 'no body at all')
 
   const tooMany = await put(app, key, '[' + Array.from({ length: 100_001 }, () => '{}').join(',') + ']')
   t.equal(tooMany.statusCode, 400)
-  t.same(tooMany.json(), bad(400, 'Too many outstanding shipment records: at most 100000 per request, got 100001'))
+  t.same(tooMany.json(), bad(400, 'Too many outstanding shipment records: at most 100000 per request, got 100001', 'TOO_MANY_ROWS'))
 
   const text = await put(app, key, '[]', { 'content-type': 'text/plain' })
   t.equal(text.statusCode, 415)
-  t.same(text.json(), bad(415, 'Content-Type must be application/json'))
+  t.same(text.json(), bad(415, 'Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE'))
 
   const withCharset = await put(app, key, [{ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 1 }], { 'content-type': 'application/json; charset=utf-8' })
   t.equal(withCharset.statusCode, 200)
@@ -363,7 +376,7 @@ t.test('body limit: 413 above the sync limit, other routes keep the small defaul
   t.equal((await put(app, key, fits)).statusCode, 200, 'bigger than the default limit, within the sync limit')
 
   const tooLarge = JSON.stringify(Array.from({ length: 120 }, (_, i) => ({ ...row, offerSyncId: `O${i}` })))
-  const expected = { error: true, status: false, statusCode: 413, message: 'Request body is larger than the limit of 4096 bytes' }
+  const expected = { error: true, status: false, statusCode: 413, message: 'Request body is larger than the limit of 4096 bytes', code: 'PAYLOAD_TOO_LARGE' }
   const res = await put(app, key, tooLarge)
   t.equal(res.statusCode, 413, 'declared length above the limit')
   t.same(res.json(), expected)
@@ -383,7 +396,7 @@ t.test('other routes keep the small default body limit', async (t) => {
   t.ok(body.length > 1024)
   const res = await app.inject({ method: 'POST', url: '/probe', headers: { 'content-type': 'application/json' }, payload: body })
   t.equal(res.statusCode, 413)
-  t.same(res.json(), { error: true, status: false, statusCode: 413, message: 'Request body is larger than the limit of 1024 bytes' })
+  t.same(res.json(), { error: true, status: false, statusCode: 413, message: 'Request body is larger than the limit of 1024 bytes', code: 'PAYLOAD_TOO_LARGE' })
   const small = await app.inject({ method: 'POST', url: '/probe', headers: { 'content-type': 'application/json' }, payload: '[1,2,3]' })
   t.same(small.json(), { got: 3 }, "Fastify's own JSON parser still serves other routes")
 })

@@ -20,10 +20,10 @@ import { fileURLToPath } from 'node:url'
 import type { AddressInfo } from 'node:net'
 import { benchDatabase, machineLine } from '../lib/database.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
-import { enqueueNotifications } from '../../src/effects/batch-jobs.js'
+import { enqueueNotifications } from '../../src/effects/enqueue.js'
 import { notificationEventId, type NotificationChannel, type NotificationEventType, type NotifyPayload } from '../../src/effects/jobs.js'
-import { EVENT_STATUS } from '../../src/effects/notification.js'
-import { verifySignature } from '../../src/effects/transports/signature.js'
+import { EVENT_STATUS } from '../../src/effects/jobs.js'
+import { verifySignature } from '../../test/helpers/webhook-signature.js'
 
 const N = Number(process.env.BENCH_NOTIFICATIONS ?? 10_000)
 const CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 10)
@@ -103,13 +103,23 @@ async function main (): Promise<void> {
     const rows = await bench.database.sql`select id, seller_id from orders order by id limit ${orders}`
     const orderRefs = rows.map((r) => ({ id: Number(r.id), sellerId: r.seller_id as number }))
     const env = {
-      DATABASE_URL: bench.url, LOG_LEVEL: 'info', WORKER_CONCURRENCY: String(CONCURRENCY),
-      NOTIFY_SELLER_TRANSPORT: 'webhook', NOTIFY_CUSTOMER_TRANSPORT: 'webhook', NOTIFY_MESSAGING_TRANSPORT: 'webhook',
-      WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET
+      DATABASE_URL: bench.url,
+      LOG_LEVEL: 'info',
+      WORKER_CONCURRENCY: String(CONCURRENCY),
+      NOTIFY_SELLER_TRANSPORT: 'webhook',
+      NOTIFY_CUSTOMER_TRANSPORT: 'webhook',
+      NOTIFY_MESSAGING_TRANSPORT: 'webhook',
+      WEBHOOK_URL: receiver.url,
+      WEBHOOK_SECRET: SECRET
     }
     const eventsOf = (type: NotificationEventType, order: { id: number, sellerId: number }): NotifyPayload[] => CHANNELS.map((channel) => ({
-      eventId: notificationEventId(order.id, EVENT_STATUS[type], channel), eventType: type, channel, orderId: order.id, sellerId: order.sellerId,
-      reason: type === 'order.rejected' ? 'Out of stock' : null, occurredAt: new Date().toISOString()
+      eventId: notificationEventId(order.id, EVENT_STATUS[type], channel),
+      eventType: type,
+      channel,
+      orderId: order.id,
+      sellerId: order.sellerId,
+      reason: type === 'order.rejected' ? 'Out of stock' : null,
+      occurredAt: new Date().toISOString()
     }))
     const allOf = (type: NotificationEventType): NotifyPayload[] => orderRefs.flatMap((o) => eventsOf(type, o)).slice(0, N)
 

@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { Database } from '../../src/db/client.js'
+import type { BenchDb as Database } from '../lib/database.js'
 
 /*
  * The baseline: a bare Fastify route, no GraphQL, no auth, that answers the same page (every field of

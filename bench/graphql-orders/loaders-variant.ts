@@ -1,11 +1,11 @@
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify'
-import mercurius, { type IResolvers, type MercuriusLoaders } from 'mercurius'
+import type { IResolvers, MercuriusLoaders } from 'mercurius'
 import type { Config } from '../../src/config.js'
-import type { Database } from '../../src/db/client.js'
+import type { BenchDb as Database } from '../lib/database.js'
 import databasePlugin from '../../src/plugins/database.js'
 import errorHandlerPlugin from '../../src/plugins/error-handler.js'
 import authPlugin from '../../src/plugins/auth.js'
-import { mercuriusOptions } from '../../src/graphql/plugin.js'
+import { mercuriusOptions, registerGraphql } from '../../src/graphql/plugin.js'
 import { parseOrderListInput } from '../../src/orders/order-list-input.js'
 
 /*
@@ -19,8 +19,14 @@ const num = (v: unknown) => v === null ? null : Number(v)
 const iso = (c: string) => `to_char(${c} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 
 const offer = (f: Row) => ({
-  id: f.id, skuId: f.sku_id, offerSyncId: f.offer_sync_id, finalPriceWithTax: num(f.final_price_with_tax), purchasePrice: num(f.purchase_price),
-  mrpPriceAmount: num(f.mrp_price_amount), currency: f.currency, priceRange: f.price_range
+  id: f.id,
+  skuId: f.sku_id,
+  offerSyncId: f.offer_sync_id,
+  finalPriceWithTax: num(f.final_price_with_tax),
+  purchasePrice: num(f.purchase_price),
+  mrpPriceAmount: num(f.mrp_price_amount),
+  currency: f.currency,
+  priceRange: f.price_range
 })
 
 /** Answers each query's key from one `where key = any($1)` statement. */
@@ -38,14 +44,14 @@ function byKey (database: () => Database, table: string, key: string, objKey: st
   }
 }
 
-const loadersPlugin: FastifyPluginAsync = async (app) => {
-  const database = () => app.database
+const loadersPlugin = (bench: Database): FastifyPluginAsync => async (app) => {
+  const database = () => bench
   app.addHook('onRequest', app.requireCredential('access-token', 'authorization'))
   const resolvers = {
     Query: {
-      async orders (_root: unknown, { input }: { input: never }, ctx: { caller: { sellerId: number, storeIds: number[] | null }, database: Database }) {
+      async orders (_root: unknown, { input }: { input: never }, ctx: { caller: { sellerId: number, storeIds: number[] | null } }) {
         const filter = parseOrderListInput(input)
-        const { sql } = ctx.database
+        const { sql } = bench
         const where = sql`o.seller_id = ${ctx.caller.sellerId} and not o.is_deleted
           ${ctx.caller.storeIds ? sql`and o.store_id = any(${ctx.caller.storeIds})` : sql``}
           ${filter.fromDate ? sql`and o.created_at >= (${filter.fromDate}::date)::timestamp at time zone ${app.config.BUSINESS_TIMEZONE}::text` : sql``}
@@ -60,13 +66,30 @@ const loadersPlugin: FastifyPluginAsync = async (app) => {
         return {
           pageInfo: { total, page: filter.page, hasNext, limit: filter.limit },
           nodes: page.map((o) => ({
-            orderId: String(o.id), orderNumber: o.order_number, serviceOrderNumber: o.service_order_number, orderStatus: o.status,
-            deliveryType: o.delivery_type, companyId: o.seller_id, storeId: o.store_id, retailerName: o.retailer_name,
-            isActionable: o.is_actionable, currencyCode: o.currency_code, orderTotal: num(o.order_total), orderTotalFinal: num(o.order_total_final),
-            orderTaxAmount: num(o.order_tax_amount), orderCessAmount: num(o.order_cess_amount), appliedPoints: num(o.applied_points),
-            totalExtraCharges: num(o.total_extra_charges), roundOff: num(o.round_off), totalItemsInOrder: o.total_items_in_order,
-            isDeleted: o.is_deleted, createdAt: o.created_iso, updatedAt: o.updated_iso,
-            id: o.id, retailer_id: o.retailer_id, shop_id: o.shop_id
+            orderId: String(o.id),
+            orderNumber: o.order_number,
+            serviceOrderNumber: o.service_order_number,
+            orderStatus: o.status,
+            deliveryType: o.delivery_type,
+            companyId: o.seller_id,
+            storeId: o.store_id,
+            retailerName: o.retailer_name,
+            isActionable: o.is_actionable,
+            currencyCode: o.currency_code,
+            orderTotal: num(o.order_total),
+            orderTotalFinal: num(o.order_total_final),
+            orderTaxAmount: num(o.order_tax_amount),
+            orderCessAmount: num(o.order_cess_amount),
+            appliedPoints: num(o.applied_points),
+            totalExtraCharges: num(o.total_extra_charges),
+            roundOff: num(o.round_off),
+            totalItemsInOrder: o.total_items_in_order,
+            isDeleted: o.is_deleted,
+            createdAt: o.created_iso,
+            updatedAt: o.updated_iso,
+            id: o.id,
+            retailer_id: o.retailer_id,
+            shop_id: o.shop_id
           }))
         }
       },
@@ -94,7 +117,7 @@ const loadersPlugin: FastifyPluginAsync = async (app) => {
       itemSellingUnits: byKey(database, 'selling_units', 'sku_id', 'id', (u) => ({ id: u.id, name: u.name, multiplier: num(u.multiplier), isBaseUnit: u.is_base_unit, skuId: u.sku_id }), true)
     }
   }
-  await app.register(mercurius, mercuriusOptions(resolvers as unknown as IResolvers, loaders))
+  await registerGraphql(app, mercuriusOptions(resolvers as unknown as IResolvers, loaders))
 }
 
 /** An app like buildApp's, but serving /v2/graphql through loaders. */
@@ -104,6 +127,6 @@ export async function buildLoadersApp (config: Config, database: Database): Prom
   await app.register(databasePlugin, { config, database })
   await app.register(errorHandlerPlugin)
   await app.register(authPlugin)
-  await app.register(loadersPlugin)
+  await app.register(loadersPlugin(database))
   return app
 }

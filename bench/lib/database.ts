@@ -3,7 +3,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import postgres from 'postgres'
-import { openDatabase, withDatabaseName, type Database } from '../../src/db/client.js'
+import { openClient, openDatabase, withDatabaseName, type Database } from '../../src/db/client.js'
 import { migrate } from '../../src/db/migrate.js'
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.js'
 
@@ -12,8 +12,11 @@ import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedde
  * embedded PostgreSQL started for the run (normal durability settings: fsync stays on, as in production).
  */
 
+/** The service's handle, plus a raw client for the bench's own set-up and measurements. */
+export type BenchDb = Database & { sql: postgres.Sql }
+
 export interface BenchDatabase {
-  database: Database
+  database: BenchDb
   url: string
   /** Drops the database and stops the embedded server, if one was started. */
   dispose: () => Promise<void>
@@ -50,12 +53,15 @@ export async function benchDatabase (label: string, options: { max?: number, onQ
   await admin.end()
   const url = withDatabaseName(server, name)
   await migrate(url)
-  const database = openDatabase(url, { max: options.max ?? 10, onQuery: options.onQuery })
+  const service = openDatabase(url, { max: options.max ?? 10, onQuery: options.onQuery })
+  const raw = openClient(url, { max: 4, application: 'oxs-bench' })
+  const database: BenchDb = { ...service, sql: raw }
   return {
     database,
     url,
     dispose: async () => {
-      await database.close()
+      await service.close()
+      await raw.end({ timeout: 5 })
       const a = postgres(server, { max: 1, onnotice: () => {} })
       await a.unsafe(`drop database if exists "${name}" with (force)`)
       await a.end()

@@ -1,3 +1,5 @@
+import { sql } from 'drizzle-orm'
+import { PgDialect } from 'drizzle-orm/pg-core'
 import type postgres from 'postgres'
 import type { SyncBatch } from '../../src/shipments/sync-batch.js'
 import { mergeStatement } from '../../src/shipments/write-outstanding.js'
@@ -8,9 +10,6 @@ import { copyInto, copyLines } from './rows.js'
  * then one INSERT … SELECT … ON CONFLICT merge. Same semantics and counts as writeOutstandingShipments.
  */
 
-// The same merge as write-outstanding.ts, reading the temp table instead of unnest (unmatched IDs too).
-const MERGE = mergeStatement('select * from sync_in')
-
 export interface WriteCounts { inserted: number, updated: number }
 
 export async function writeByCopyMerge (tx: postgres.TransactionSql, sellerId: number, batch: SyncBatch): Promise<WriteCounts> {
@@ -19,6 +18,9 @@ export async function writeByCopyMerge (tx: postgres.TransactionSql, sellerId: n
     retailerSyncId: r, shopSyncId: batch.shopSyncIds[i], offerSyncId: batch.offerSyncIds[i], outstandingQuantity: batch.quantities[i]
   }))
   await copyInto(tx`copy sync_in (retailer_sync_id, shop_sync_id, offer_sync_id, quantity) from stdin`, copyLines(rows, null))
-  const [row] = await tx.unsafe<Array<{ inserted: number, updated: number }>>(MERGE, [sellerId] as never[])
+  // The same merge as write-outstanding.ts, reading the temp table instead of unnest (unmatched IDs too),
+  // rendered by Drizzle and sent on the COPY's own transaction.
+  const merge = new PgDialect().sqlToQuery(mergeStatement(sellerId, sql`select * from sync_in`))
+  const [row] = await tx.unsafe<Array<{ inserted: number, updated: number }>>(merge.sql, merge.params as never[])
   return row
 }

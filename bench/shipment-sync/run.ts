@@ -6,10 +6,9 @@ import { fileURLToPath } from 'node:url'
 import { benchDatabase, machineLine } from '../lib/database.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { sellers } from '../../src/db/schema.js'
-import type postgres from 'postgres'
 import { prepareSyncBatch, type SyncBatch } from '../../src/shipments/sync-batch.js'
 import { writeOutstandingShipments } from '../../src/shipments/write-outstanding.js'
-import { SYNC_PATH } from '../../src/shipments/sync-route.js'
+import { SYNC_PATH } from '../../src/routes/rest-contract.js'
 import { writeByCopyMerge, type WriteCounts } from './copy-merge.js'
 import { copyInto, copyLines, makeRows } from './rows.js'
 
@@ -60,7 +59,8 @@ async function startServer (databaseUrl: string): Promise<{ child: ChildProcess,
   serverCommand = [command, ...args].join(' ')
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ORDER_EXCHANGE_ENV: 'testing' },
+    // Throughput and memory are measured here, not limits: rate limits off (bench/load measures them).
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ORDER_EXCHANGE_ENV: 'testing', RATE_LIMIT_ENABLED: 'false' },
     stdio: ['ignore', 'ignore', 'inherit']
   })
   const base = `http://127.0.0.1:${port}`
@@ -71,7 +71,7 @@ async function startServer (databaseUrl: string): Promise<{ child: ChildProcess,
       if ((await fetch(`${base}/health/ready`)).ok) return { child, base }
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) throw new Error('server did not become ready in 60 s')
-    await new Promise((r) => setTimeout(r, 200))
+    await new Promise((resolve) => setTimeout(resolve, 200))
   }
 }
 
@@ -137,16 +137,16 @@ async function main (): Promise<void> {
     // Write strategy, in process (no HTTP, no parsing): the same batch through unnest and through COPY + merge.
     const largest = Math.max(...sizes)
     const strategies: string[] = []
-    const strategyRuns: Array<[string, (tx: postgres.TransactionSql, batch: SyncBatch) => Promise<WriteCounts>]> = [
-      ['unnest, 5,000-row chunks (used)', (tx, batch) => writeOutstandingShipments(tx, unnestSeller.id, batch)],
-      ['COPY into temp table + one merge', (tx, batch) => writeByCopyMerge(tx, mergeSeller.id, batch)]
+    const strategyRuns: Array<[string, (batch: SyncBatch) => Promise<WriteCounts>]> = [
+      ['unnest, 5,000-row chunks (used)', (batch) => db.transaction((tx) => writeOutstandingShipments(tx, unnestSeller.id, batch))],
+      ['COPY into temp table + one merge', (batch) => sql.begin((tx) => writeByCopyMerge(tx, mergeSeller.id, batch)) as Promise<WriteCounts>]
     ]
     for (const [name, write] of strategyRuns) {
       const cells: string[] = []
       for (const [bump, counter] of [[0, 'inserted'], [1, 'updated'], [1, 'unchanged']] as const) {
         const batch = prepareSyncBatch(makeRows(largest, 'strategy', bump))
         const start = performance.now()
-        const counts = await sql.begin((tx) => write(tx, batch)) as WriteCounts
+        const counts = await write(batch)
         const ms = performance.now() - start
         const got = counter === 'unchanged' ? largest - counts.inserted - counts.updated : counts[counter]
         expectCount(`${name} ${counter}`, got, largest)

@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.js'
 import type { Caller } from '../../src/credentials/service.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
-import { updateOrderStatuses, type BatchStrategy } from '../../src/status-update/update-batch.js'
+import { updateOrderStatusesWith, type BatchStrategy } from './strategies.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
 
 /*
@@ -45,7 +45,8 @@ try {
   const seller = summary.sellers[0]
   const { id: credentialId, secret } = await issueCredential(database.db, { sellerId: seller.companyId, kind: 'api-key', environment: 'testing' })
   const caller: Caller = { credentialId, sellerId: seller.companyId, kind: 'api-key', environment: 'testing', storeIds: null }
-  const app = await buildApp({ config: loadConfig({ DATABASE_URL: bench.url, LOG_LEVEL: 'silent', WORKER_ENABLED: 'false' }), database })
+  // Throughput, not limits, is measured here: rate limits off (bench/load measures them).
+  const app = await buildApp({ config: loadConfig({ DATABASE_URL: bench.url, LOG_LEVEL: 'silent', WORKER_ENABLED: 'false', RATE_LIMIT_ENABLED: 'false' }), database })
   await app.ready()
 
   const pool = async (status: string): Promise<number[]> =>
@@ -78,7 +79,7 @@ try {
       if (res.statusCode !== 200 || body.data.failed !== 0) throw new Error(`http batch failed: ${res.body.slice(0, 300)}`)
       return
     }
-    const outcome = await updateOrderStatuses(database.db, caller, items, { strategy: mode })
+    const outcome = await updateOrderStatusesWith(mode, database.db, caller, items)
     if (outcome.failed !== 0) throw new Error(`${mode} batch failed: ${JSON.stringify(outcome.errors.slice(0, 3))}`)
   }
 

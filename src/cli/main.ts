@@ -90,7 +90,7 @@ export async function runCli (argv: string[], env: Record<string, string | undef
         return await credentialsCommand(config, rest, out, err)
       case 'worker':
         parseArgs({ args: rest, options: {}, strict: true })
-        return await runWorker(config, err)
+        return await runWorker(config)
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}`)
     }

@@ -3,7 +3,8 @@ import type { Config } from '../config.js'
 import { connect } from '../db/connect.js'
 import { migrate } from '../db/migrate.js'
 import { loggerOptions } from '../logger.js'
-import { startEffectsWorker } from '../effects/worker.js'
+import { createMetrics, startMetricsServer } from '../metrics.js'
+import { startWorker } from '../worker-tasks.js'
 
 export interface StopTrigger { stopped: Promise<string>, dispose: () => void }
 
@@ -21,26 +22,25 @@ export function onStopSignal (): StopTrigger {
  * instances (which then run with WORKER_ENABLED=false). Runs until SIGINT/SIGTERM (or `trigger`), then
  * finishes the jobs in hand. Logs are pino JSON on stdout, like the server's.
  */
-export async function runWorker (config: Config, err: (line: string) => void, options: { trigger?: StopTrigger, logger?: pino.Logger } = {}): Promise<number> {
+export async function runWorker (config: Config, options: { trigger?: StopTrigger, logger?: pino.Logger } = {}): Promise<number> {
   const logger = options.logger ?? pino(loggerOptions(config) as pino.LoggerOptions)
   const trigger = options.trigger ?? onStopSignal()
   try {
     const connection = await connect(config, { max: config.WORKER_CONCURRENCY + 2, log: (line) => logger.debug({ postgres: line }) })
     try {
       await migrate(connection.database.url)
-      const worker = await startEffectsWorker({ config, database: connection.database, logger })
-      const reason = await Promise.race([trigger.stopped, worker.done.then(() => null, () => null)])
-      if (reason !== null) {
+      // Its deliveries on an admin port of its own when METRICS_PORT is set (a worker has no API port).
+      const metrics = createMetrics()
+      const metricsServer = config.METRICS_PORT ? await startMetricsServer(metrics.registry, config.METRICS_HOST, config.METRICS_PORT) : undefined
+      try {
+        // Restarted after a fatal error (a long database outage) until told to stop.
+        const worker = await startWorker(config, connection.database, logger, metrics)
+        const reason = await trigger.stopped
         logger.info({ signal: reason }, 'stopping the worker: finishing jobs in hand')
         await worker.stop()
         return 0
-      }
-      try {
-        await worker.done
-        return 0
-      } catch (e) {
-        err(`order-exchange: worker stopped: ${(e as Error).message}`)
-        return 1
+      } finally {
+        await metricsServer?.close()
       }
     } finally {
       await connection.close()

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { credentials, sellers, stores, type CredentialKind, type Environment } from '../db/schema.js'
-import type { DbOrTx } from '../db/client.js'
+import type { Tx } from '../db/client.js'
 import { generateSecret, parseSecret, secretMatches } from './secret.js'
 
 /** Who is calling: what a verified credential resolves to. */
@@ -26,7 +26,7 @@ export interface IssueInput {
 }
 
 /** Issues a credential; the secret is returned here once and never stored. */
-export async function issueCredential (tx: DbOrTx, input: IssueInput): Promise<{ id: number, secret: string }> {
+export async function issueCredential (tx: Tx, input: IssueInput): Promise<{ id: number, secret: string }> {
   const [seller] = await tx.select({ id: sellers.id }).from(sellers).where(eq(sellers.id, input.sellerId))
   if (!seller) throw new CredentialError(`No seller with companyId ${input.sellerId}`)
   const storeIds = input.storeIds && input.storeIds.length > 0 ? [...new Set(input.storeIds)].sort((a, b) => a - b) : null
@@ -44,18 +44,25 @@ export async function issueCredential (tx: DbOrTx, input: IssueInput): Promise<{
   return { id: row.id, secret }
 }
 
-export async function listCredentials (tx: DbOrTx, sellerId?: number) {
+export async function listCredentials (tx: Tx, sellerId?: number) {
   return tx.select({
-    id: credentials.id, sellerId: credentials.sellerId, kind: credentials.kind, environment: credentials.environment,
-    keyId: credentials.keyId, storeIds: credentials.storeIds, label: credentials.label, createdAt: credentials.createdAt,
-    revokedAt: credentials.revokedAt, lastUsedAt: credentials.lastUsedAt
+    id: credentials.id,
+    sellerId: credentials.sellerId,
+    kind: credentials.kind,
+    environment: credentials.environment,
+    keyId: credentials.keyId,
+    storeIds: credentials.storeIds,
+    label: credentials.label,
+    createdAt: credentials.createdAt,
+    revokedAt: credentials.revokedAt,
+    lastUsedAt: credentials.lastUsedAt
   }).from(credentials)
     .where(sellerId === undefined ? undefined : eq(credentials.sellerId, sellerId))
     .orderBy(asc(credentials.id))
 }
 
 /** Revokes; false when there is no such credential or it was already revoked. */
-export async function revokeCredential (tx: DbOrTx, id: number): Promise<boolean> {
+export async function revokeCredential (tx: Tx, id: number): Promise<boolean> {
   const rows = await tx.update(credentials).set({ revokedAt: sql`now()` })
     .where(and(eq(credentials.id, id), isNull(credentials.revokedAt))).returning({ id: credentials.id })
   return rows.length > 0
@@ -69,13 +76,18 @@ const LAST_USED_GRANULARITY = '60 seconds'
  * or of another environment. Callers answer every null the same way (401), so nothing leaks about why.
  */
 export async function verifyCredential (
-  tx: DbOrTx, secret: string, expected: { kind: CredentialKind, environment: Environment }
+  tx: Tx, secret: string, expected: { kind: CredentialKind, environment: Environment }
 ): Promise<Caller | null> {
   const parsed = parseSecret(secret)
   if (!parsed || parsed.kind !== expected.kind || parsed.environment !== expected.environment) return null
   const [row] = await tx.select({
-    id: credentials.id, sellerId: credentials.sellerId, kind: credentials.kind, environment: credentials.environment,
-    secretHash: credentials.secretHash, storeIds: credentials.storeIds, revokedAt: credentials.revokedAt,
+    id: credentials.id,
+    sellerId: credentials.sellerId,
+    kind: credentials.kind,
+    environment: credentials.environment,
+    secretHash: credentials.secretHash,
+    storeIds: credentials.storeIds,
+    revokedAt: credentials.revokedAt,
     lastUsedStale: sql<boolean>`${credentials.lastUsedAt} is null or ${credentials.lastUsedAt} < now() - interval '${sql.raw(LAST_USED_GRANULARITY)}'`
   }).from(credentials).where(eq(credentials.keyId, parsed.keyId))
   if (!row || !secretMatches(secret, row.secretHash)) return null

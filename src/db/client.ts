@@ -2,37 +2,76 @@ import postgres from 'postgres'
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js'
 import * as schema from './schema.js'
 
+/*
+ * The one data-access handle of the service: Drizzle over postgres.js. Every service function takes a
+ * `Tx` first, the database or a transaction on it, so the caller decides what commits together. The
+ * query builder covers plain reads and writes; set-based statements (unnest, json_to_recordset, the
+ * one-statement order page) are Drizzle `sql` templates run through the same handle (statements.ts).
+ */
+
 export type Db = PostgresJsDatabase<typeof schema>
-/** A transaction handle; service functions take it first so every write of one change rides on it. */
-export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
-/** Either the database or a transaction: what read-only service functions take. */
-export type DbOrTx = Db | Tx
+type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0]
+/** The database, or a transaction on it (`tx.transaction()` inside one opens a savepoint). */
+export type Tx = Db | Transaction
 
 export interface Database {
   db: Db
-  /** The postgres.js client, for set-based SQL that Drizzle's builder does not express (unnest, COPY). */
-  sql: postgres.Sql
   url: string
   close: () => Promise<void>
+  /** The pool's connections right now (metrics). */
+  poolStats: () => PoolStats
 }
+
+/** Connections in use (a statement or a transaction), idle, opening; statements waiting for one. */
+export interface PoolStats { max: number, busy: number, idle: number, connecting: number, waiting: number }
 
 export interface OpenOptions {
   max?: number
-  /** Called for every statement sent: tests count statements with it. */
+  /** Called for every statement sent: tests and benchmarks count statements with it. */
   onQuery?: (query: string) => void
+  application?: string
+  /** The session's statement, lock and idle-in-transaction timeouts (config.ts); none when absent. */
+  timeouts?: SessionTimeouts
+}
+
+export interface SessionTimeouts { statementMs: number, lockMs: number, idleInTransactionMs: number }
+
+/** The timeouts as PostgreSQL settings, sent when a connection starts (so they hold for every statement). */
+export function timeoutSettings (timeouts: SessionTimeouts | undefined): Record<string, string> {
+  if (!timeouts) return {}
+  return {
+    statement_timeout: String(timeouts.statementMs),
+    lock_timeout: String(timeouts.lockMs),
+    idle_in_transaction_session_timeout: String(timeouts.idleInTransactionMs)
+  }
+}
+
+/**
+ * Seconds before a connection is tried again after failures: postgres.js's default grows to 20 s,
+ * which would keep answering 503 for that long after the database is back. Capped at 2 s.
+ */
+export function reconnectBackoff (retries: number): number {
+  return Math.min(0.1 * 2 ** retries, 2)
+}
+
+/** The postgres.js settings of every pool: numeric stays a string end to end (no float rounding). */
+export function openClient (url: string, options: OpenOptions = {}): postgres.Sql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    types: { numeric: { to: 1700, from: [1700], serialize: (v: unknown) => String(v), parse: (v: string) => v } },
+    connection: { application_name: options.application ?? 'order-exchange', ...timeoutSettings(options.timeouts) },
+    backoff: reconnectBackoff,
+    debug: options.onQuery ? (_conn, query) => options.onQuery!(query) : undefined
+  })
 }
 
 export function openDatabase (url: string, options: OpenOptions = {}): Database {
-  const sql = postgres(url, {
-    max: options.max ?? 10,
-    onnotice: () => {},
-    // numeric stays a string end to end: no float rounding of money or quantities.
-    types: { numeric: { to: 1700, from: [1700], serialize: (v: unknown) => String(v), parse: (v: string) => v } },
-    connection: { application_name: 'order-exchange' },
-    debug: options.onQuery ? (_conn, query) => options.onQuery!(query) : undefined
-  })
-  const db = drizzle(sql, { schema })
-  return { db, sql, url, close: async () => { await sql.end({ timeout: 5 }) } }
+  const client = openClient(url, options)
+  const db = drizzle(client, { schema })
+  // poolStats is ours: patches/postgres+3.4.9.patch exposes the pool's queues, which postgres.js keeps private.
+  const stats = (client as unknown as { poolStats: () => PoolStats }).poolStats
+  return { db, url, close: async () => { await client.end({ timeout: 5 }) }, poolStats: () => stats() }
 }
 
 /** Replaces the database name of a PostgreSQL URL. */

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import postgres from 'postgres'
-import type { Config } from '../config.js'
+import { sessionTimeouts, type Config } from '../config.js'
 import { openDatabase, withDatabaseName, type Database, type OpenOptions } from './client.js'
 import { startEmbeddedPostgres, type EmbeddedServer } from './embedded.js'
 
@@ -33,7 +33,7 @@ export async function resolveDatabaseUrl (config: Config, log: (line: string) =>
 
 export async function connect (config: Config, options: OpenOptions & { log?: (line: string) => void } = {}): Promise<Connection> {
   const { url, embedded } = await resolveDatabaseUrl(config, options.log)
-  const database = openDatabase(url, { max: options.max ?? config.DB_POOL_MAX, onQuery: options.onQuery })
+  const database = openDatabase(url, { max: options.max ?? config.DB_POOL_MAX, onQuery: options.onQuery, timeouts: sessionTimeouts(config) })
   return {
     database,
     embedded,

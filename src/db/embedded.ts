@@ -166,7 +166,7 @@ export async function startEmbeddedPostgres (options: EmbeddedOptions): Promise<
     throw new EmbeddedPostgresError(
       `The embedded PostgreSQL runs as user '${SERVER_USER}', which cannot enter ${blocked} (mode ` +
       `${(fs.statSync(blocked).mode & 0o777).toString(8)}), so it cannot use the data directory ${dataDir}. ` +
-      `Fix: set DATA_DIR to a folder that user can reach (e.g. DATA_DIR=/var/tmp/order-exchange), ` +
+      'Fix: set DATA_DIR to a folder that user can reach (e.g. DATA_DIR=/var/tmp/order-exchange), ' +
       `or \`chmod o+x ${blocked}\`, or set DATABASE_URL to a PostgreSQL server of your own.`)
   }
   const bins = usableBinaries(user)
@@ -226,6 +226,6 @@ export async function stopByPid (pid: number, timeoutMs = 15_000): Promise<void>
   if (!pidAlive(pid)) return
   try { process.kill(pid, 'SIGINT') } catch { return }
   const deadline = Date.now() + timeoutMs
-  while (pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+  while (pidAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
   if (pidAlive(pid)) { try { process.kill(pid, 'SIGKILL') } catch {} }
 }

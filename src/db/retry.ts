@@ -7,7 +7,10 @@
 const RETRYABLE_CODES = new Set(['40001', '40P01'])
 
 export function isRetryableConflict (err: unknown): boolean {
-  return typeof err === 'object' && err !== null && RETRYABLE_CODES.has((err as { code?: unknown }).code as string)
+  if (typeof err !== 'object' || err === null) return false
+  // Drizzle wraps the driver's error (DrizzleQueryError): its code is on the cause.
+  const { code, cause } = err as { code?: unknown, cause?: unknown }
+  return RETRYABLE_CODES.has(code as string) || (cause !== undefined && cause !== err && isRetryableConflict(cause))
 }
 
 export interface RetryOptions {

@@ -17,6 +17,7 @@ const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull(
 const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow()
 
 export const sellerStatus = pgEnum('seller_status', ['active', 'suspended'])
+export type SellerStatus = (typeof sellerStatus.enumValues)[number]
 
 /** A seller is the spec's company: companyId is sellers.id. */
 export const sellers = pgTable('sellers', {
@@ -128,12 +129,17 @@ export const dailyDeals = pgTable('daily_deals', {
   check('daily_deals_grabbed_non_negative', sql`${t.grabbedQuantity} >= 0`)
 ])
 
+/** Who changed an order's status (order_status_history.source). */
+export const changeSource = pgEnum('change_source', ['api', 'auto-reject', 'seed'])
+export type ChangeSource = (typeof changeSource.enumValues)[number]
+
 export const orderStatus = pgEnum('order_status', [
   'ORDER_PLACED', 'ORDER_ACCEPTED', 'ORDER_REJECTED_BY_SELLER', 'ORDER_COMPLETED_BY_SELLER', 'CANCELLED', 'DELIVERED'
 ])
 export type OrderStatus = (typeof orderStatus.enumValues)[number]
 
 export const paymentMode = pgEnum('payment_mode', ['ONLINE_PAID', 'PREPAID', 'CASH_ON_DELIVERY'])
+export type PaymentMode = (typeof paymentMode.enumValues)[number]
 
 export const orders = pgTable('orders', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),
@@ -200,7 +206,8 @@ export const orderStatusHistory = pgTable('order_status_history', {
   reason: text('reason'),
   /** The credential that made the change; null for the system (seed, auto-rejection). */
   credentialId: integer('credential_id').references(() => credentials.id),
-  source: text('source').notNull().default('api'),
+  /** Who asked: a credential through the API, the auto-rejection job, or the demo seed. */
+  source: changeSource('source').notNull().default('api'),
   changedAt: timestamp('changed_at', { withTimezone: true }).notNull().defaultNow()
 }, (t) => [index('order_status_history_order_idx').on(t.orderId)])
 
@@ -265,6 +272,7 @@ export const orderEffects = pgTable('order_effects', {
 }, (t) => [primaryKey({ columns: [t.orderId, t.kind] })])
 
 export const deliveryStatus = pgEnum('delivery_status', ['PENDING', 'DELIVERED', 'FAILED'])
+export type DeliveryStatus = (typeof deliveryStatus.enumValues)[number]
 
 /** A notification event (order + transition + channel) and its delivery state. */
 export const notificationDeliveries = pgTable('notification_deliveries', {
@@ -316,3 +324,25 @@ export const credentials = pgTable('credentials', {
   revokedAt: timestamp('revoked_at', { withTimezone: true }),
   lastUsedAt: timestamp('last_used_at', { withTimezone: true })
 }, (t) => [index('credentials_seller_idx').on(t.sellerId)])
+
+/**
+ * Idempotency-Key (Stripe's rules): the first answer to a (credential, key) is stored in the same
+ * transaction as the work it describes and replayed to a retry for 24 hours. A request that carries the
+ * key again while the first is still running waits on this row's primary key until that one commits.
+ */
+export const idempotencyKeys = pgTable('idempotency_keys', {
+  credentialId: integer('credential_id').notNull().references(() => credentials.id, { onDelete: 'cascade' }),
+  key: text('key').notNull(),
+  /** SHA-256 of the method, path and body: the same key with another request is refused. */
+  fingerprint: text('fingerprint').notNull(),
+  /**
+   * The outcome as the service returned it (JSON), rendered by the route the same way on a replay. Null
+   * only inside the transaction that claimed the key: it is written before that transaction commits.
+   */
+  outcome: text('outcome'),
+  createdAt: createdAt(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull()
+}, (t) => [
+  primaryKey({ columns: [t.credentialId, t.key] }),
+  index('idempotency_keys_expires_idx').on(t.expiresAt)
+])

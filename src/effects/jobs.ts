@@ -1,22 +1,36 @@
-import { sql } from 'drizzle-orm'
-import type { DbOrTx } from '../db/client.js'
-import { notificationDeliveries } from '../db/schema.js'
+import type { OrderStatus } from '../db/schema.js'
 
 /*
- * The job contract between the status update (which enqueues, inside its transaction) and the effects
- * worker (which delivers). Jobs go through graphile_worker.add_job on the caller's transaction, so a
- * job exists exactly when the change that caused it committed: a crash loses none and a rollback
- * leaves none.
+ * The job contract between the status update (which enqueues, inside its transaction: enqueue.ts) and
+ * the effects worker (which delivers). A job exists exactly when the change that caused it committed: a
+ * crash loses none and a rollback leaves none.
  */
 
 export const TASKS = {
   notify: 'notify',
   autoReject: 'auto-reject',
-  processRefund: 'process-refund'
+  processRefund: 'process-refund',
+  purgeIdempotencyKeys: 'purge-idempotency-keys'
 } as const
 
-export type NotificationChannel = 'seller' | 'customer' | 'messaging'
-export type NotificationEventType = 'order.accepted' | 'order.rejected' | 'order.completed'
+export const NOTIFICATION_CHANNELS = ['seller', 'customer', 'messaging'] as const
+export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number]
+
+/** Each event type and the order status it announces: one map, read both ways. */
+export const EVENT_STATUS = {
+  'order.accepted': 'ORDER_ACCEPTED',
+  'order.rejected': 'ORDER_REJECTED_BY_SELLER',
+  'order.completed': 'ORDER_COMPLETED_BY_SELLER'
+} as const satisfies Record<string, OrderStatus>
+export type NotificationEventType = keyof typeof EVENT_STATUS
+export type AnnouncedStatus = (typeof EVENT_STATUS)[NotificationEventType]
+
+const EVENT_TYPE = Object.fromEntries(Object.entries(EVENT_STATUS).map(([type, status]) => [status, type])) as Record<AnnouncedStatus, NotificationEventType>
+
+/** The event a change to this status announces. */
+export function eventTypeOf (status: AnnouncedStatus): NotificationEventType {
+  return EVENT_TYPE[status]
+}
 
 export interface NotifyPayload {
   /** Stable per order + transition + channel: receivers de-duplicate on it. */
@@ -35,30 +49,17 @@ export interface NotifyPayload {
 export interface AutoRejectPayload { orderId: number }
 export interface ProcessRefundPayload { refundId: number }
 
+/** Attempts of a notify job (about 3 hours of backoff in all). */
+export const NOTIFY_MAX_ATTEMPTS = 10
+export const AUTO_REJECT_MAX_ATTEMPTS = 10
+
 export function notificationEventId (orderId: number, toStatus: string, channel: NotificationChannel): string {
   return `${orderId}:${toStatus}:${channel}`
 }
 
+/** The job key prefix, for set-based SQL that builds keys itself: `auto-reject:<orderId>`. */
+export const AUTO_REJECT_KEY_PREFIX = 'auto-reject:'
+
 export function autoRejectJobKey (orderId: number): string {
-  return `auto-reject:${orderId}`
-}
-
-interface JobOptions { jobKey?: string, runAt?: Date, maxAttempts?: number }
-
-export async function addJob (tx: DbOrTx, task: string, payload: object, options: JobOptions = {}): Promise<void> {
-  await tx.execute(sql`select graphile_worker.add_job(
-    ${task}, ${JSON.stringify(payload)}::json,
-    job_key := ${options.jobKey ?? null}::text,
-    run_at := ${options.runAt?.toISOString() ?? null}::timestamptz,
-    max_attempts := ${options.maxAttempts ?? null}::int)`)
-}
-
-/** Records the delivery row and enqueues the notify job; a second call for the same event does nothing. */
-export async function enqueueNotification (tx: DbOrTx, payload: NotifyPayload): Promise<boolean> {
-  const inserted = await tx.insert(notificationDeliveries).values({
-    eventId: payload.eventId, orderId: payload.orderId, sellerId: payload.sellerId, channel: payload.channel, eventType: payload.eventType
-  }).onConflictDoNothing().returning({ eventId: notificationDeliveries.eventId })
-  if (inserted.length === 0) return false
-  await addJob(tx, TASKS.notify, payload, { maxAttempts: 10 })
-  return true
+  return `${AUTO_REJECT_KEY_PREFIX}${orderId}`
 }

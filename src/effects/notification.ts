@@ -1,6 +1,8 @@
-import type { Database } from '../db/client.js'
-import type { OrderStatus } from '../db/schema.js'
-import type { NotificationChannel, NotificationEventType, NotifyPayload } from './jobs.js'
+import { sql } from 'drizzle-orm'
+import type { Tx } from '../db/client.js'
+import { prepared } from '../db/statements.js'
+import type { DeliveryStatus, OrderStatus } from '../db/schema.js'
+import { EVENT_STATUS, type NotificationChannel, type NotificationEventType, type NotifyPayload } from './jobs.js'
 
 /**
  * Everything a transport needs to tell someone about one order event, read when it is delivered. The
@@ -26,25 +28,35 @@ export interface Notification {
   retailer: { retailerId: number, name: string, firstName: string | null, phone: string | null, whatsapp: string | null }
 }
 
-export const EVENT_STATUS: Record<NotificationEventType, OrderStatus> = {
-  'order.accepted': 'ORDER_ACCEPTED',
-  'order.rejected': 'ORDER_REJECTED_BY_SELLER',
-  'order.completed': 'ORDER_COMPLETED_BY_SELLER'
+/** A notification with the state of its delivery row (null: no row yet). */
+export interface LoadedNotification { notification: Notification, deliveryStatus: DeliveryStatus | null }
+
+type NotificationRow = {
+  delivery_status: DeliveryStatus | null
+  id: string
+  order_number: string
+  seller_id: number
+  store_id: number
+  order_total_final: string
+  currency_code: string
+  seller_name: string
+  retailer_id: number
+  retailer_name: string
+  first_name: string | null
+  phone: string | null
+  whatsapp: string | null
 }
 
-/** A notification with the state of its delivery row (null: no row yet). */
-export interface LoadedNotification { notification: Notification, deliveryStatus: 'PENDING' | 'DELIVERED' | 'FAILED' | null }
-
 /** The notification for a notify job and its delivery state in one query, or null when its order no longer exists. */
-export async function loadNotification (database: Database, payload: NotifyPayload): Promise<LoadedNotification | null> {
-  const [row] = await database.sql`
+export async function loadNotification (tx: Tx, payload: NotifyPayload): Promise<LoadedNotification | null> {
+  const [row] = await prepared<NotificationRow>(tx, sql`
     select (select d.status from notification_deliveries d where d.event_id = ${payload.eventId}) as delivery_status, o.id, o.order_number, o.seller_id, o.store_id, o.order_total_final, o.currency_code,
       s.name as seller_name, r.id as retailer_id, coalesce(r.name, o.retailer_name) as retailer_name,
       r.first_name, r.phone, r.whatsapp
     from orders o
     join sellers s on s.id = o.seller_id
     left join retailers r on r.id = o.retailer_id
-    where o.id = ${payload.orderId}`
+    where o.id = ${payload.orderId}`)
   if (!row) return null
   const notification: Notification = {
     eventId: payload.eventId,

@@ -1,22 +1,22 @@
 import { EventEmitter } from 'node:events'
-import { Logger as GraphileLogger, run, type LogLevel, type WorkerEvents } from 'graphile-worker'
+import { Logger as GraphileLogger, run, type LogLevel, type TaskList, type WorkerEvents } from 'graphile-worker'
 import pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
-import type { Database } from '../db/client.js'
-import { changeOrderStatus } from '../status-update/change-status.js'
-import { TASKS } from './jobs.js'
 import { WorkerLiveness } from './crash-recovery.js'
-import { createTransports } from './transports/transport.js'
-import { createPaymentGateway } from './refunds/gateway.js'
-import { notifyTask } from './tasks/notify.js'
-import { processRefundTask } from './tasks/process-refund.js'
-import { autoRejectTask } from './tasks/auto-reject.js'
 
 export interface EffectsWorkerOptions {
   config: Config
-  database: Database
+  /** The database the queue lives in. */
+  url: string
+  /** Already a child logger of the worker (component effects-worker). */
   logger: Logger
+  /** Which task runs which service: src/worker-tasks.ts. */
+  taskList: TaskList
+  /** Said in the "started" log line (e.g. each channel's transport). */
+  details?: Record<string, unknown>
+  /** Recurring jobs, in graphile-worker's crontab format. */
+  crontab?: string
 }
 
 export interface EffectsWorker {
@@ -27,23 +27,26 @@ export interface EffectsWorker {
 }
 
 /**
- * Runs the effects worker: graphile-worker's job loop with this service's tasks. Any number of these
- * (inside API processes or alone through `order-exchange worker`) may run against one database; each
- * job runs in one of them at a time. Domain work goes through `database`; graphile-worker keeps its own
- * small pg pool for the queue.
+ * Runs the effects worker: graphile-worker's job loop with the given tasks. Any number of these (inside
+ * API processes or alone through `order-exchange worker`) may run against one database; each job runs in
+ * one of them at a time. The tasks do their work through the service's database handle; graphile-worker
+ * keeps its own small pg pool for the queue.
  */
-export async function startEffectsWorker ({ config, database, logger }: EffectsWorkerOptions): Promise<EffectsWorker> {
-  const log = logger.child({ component: 'effects-worker' })
-  const transports = createTransports(config, log)
-  const gateway = createPaymentGateway(config)
-
-  const liveness = new WorkerLiveness(database.url, log, config.WORKER_RECOVERY_INTERVAL_MS)
+export async function startEffectsWorker ({ config, url, logger: log, taskList, details, crontab }: EffectsWorkerOptions): Promise<EffectsWorker> {
+  const liveness = new WorkerLiveness(url, log, config.WORKER_RECOVERY_INTERVAL_MS)
   await liveness.open()
   const events: WorkerEvents = new EventEmitter()
   events.on('pool:create', ({ workerPool }) => liveness.hold(workerPool.id))
   // The queue's own pg pool, ours rather than graphile-worker's: it ends that one without waiting, so a
   // database going away right after stop() would meet clients with no error handler and crash the process.
-  const queuePool = new pg.Pool({ connectionString: database.url, max: config.WORKER_CONCURRENCY + 2, application_name: 'order-exchange-worker' })
+  const queuePool = new pg.Pool({
+    connectionString: url,
+    max: config.WORKER_CONCURRENCY + 2,
+    application_name: 'order-exchange-worker',
+    statement_timeout: config.DB_STATEMENT_TIMEOUT_MS,
+    lock_timeout: config.DB_LOCK_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: config.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS
+  })
   const onPoolError = (err: Error): void => { log.warn({ err: err.message }, 'worker queue connection error') }
   queuePool.on('error', onPoolError)
   queuePool.on('connect', (client) => { client.on('error', onPoolError) })
@@ -61,18 +64,15 @@ export async function startEffectsWorker ({ config, database, logger }: EffectsW
       noHandleSignals: true,
       logger: graphileLogger(log),
       events,
-      taskList: {
-        [TASKS.notify]: notifyTask({ database, transports, logger: log }),
-        [TASKS.processRefund]: processRefundTask({ database, gateway, logger: log }),
-        [TASKS.autoReject]: autoRejectTask({ database, changeOrderStatus, logger: log })
-      }
+      taskList,
+      ...(crontab ? { crontab } : {})
     })
   } catch (err) {
     await release()
     throw err
   }
   liveness.start()
-  log.info({ concurrency: config.WORKER_CONCURRENCY, transports: Object.fromEntries(Object.entries(transports).map(([c, t]) => [c, t.name])) }, 'effects worker started')
+  log.info({ concurrency: config.WORKER_CONCURRENCY, ...details }, 'effects worker started')
 
   let stopping: Promise<void> | null = null
   const done = runner.promise.finally(release)
@@ -108,4 +108,63 @@ function graphileLogger (logger: Logger): GraphileLogger {
       logger.debug(fields, message)
     }
   })
+}
+
+/** Restarts after a fatal error back off from this to RESTART_MAX_DELAY_MS while the database is away. */
+const RESTART_FIRST_DELAY_MS = 500
+const RESTART_MAX_DELAY_MS = 5_000
+
+/**
+ * The effects worker, kept running. graphile-worker gives up ("fatal error") when the database stays
+ * away longer than its own retries; this starts it again, backing off until the database answers,
+ * so a process outlives a database restart without being restarted itself. The first start is
+ * awaited (a worker that cannot start at all fails start-up, as before); `done` settles on stop().
+ */
+export async function startSupervisedWorker (options: EffectsWorkerOptions): Promise<EffectsWorker> {
+  const log = options.logger
+  let current: EffectsWorker | null = await startEffectsWorker(options)
+  let stopping = false
+  let wake: () => void = () => {}
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    wake = () => { clearTimeout(timer); resolve() }
+  })
+
+  const done = (async () => {
+    let delay = 0
+    // eslint-disable-next-line no-unmodified-loop-condition -- stop() sets it while this loop awaits
+    while (!stopping) {
+      if (current) {
+        const failure = await current.done.then(() => null, (err: unknown) => err ?? new Error('worker stopped'))
+        current = null
+        if (stopping) return
+        // graphile-worker stops a pool that lost track of its jobs (it logs why just before).
+        log.error(failure ? { err: failure } : {}, 'effects worker stopped on its own; starting it again')
+      }
+      delay = Math.min(Math.max(delay * 2, RESTART_FIRST_DELAY_MS), RESTART_MAX_DELAY_MS)
+      await sleep(delay)
+      if (stopping) return
+      try {
+        current = await startEffectsWorker(options)
+        delay = 0
+        log.info('effects worker started again')
+      } catch (err) {
+        log.warn({ err, retryInMs: Math.min(delay * 2, RESTART_MAX_DELAY_MS) }, 'effects worker could not start again; retrying')
+      }
+    }
+  })()
+
+  let stopped: Promise<void> | null = null
+  return {
+    done,
+    stop: () => {
+      stopped ??= (async () => {
+        stopping = true
+        wake()
+        await current?.stop()
+        await done
+      })()
+      return stopped
+    }
+  }
 }

@@ -1,5 +1,7 @@
 import { GraphQLError, type ExecutionResult, type FormattedExecutionResult } from 'graphql'
 import type { FastifyBaseLogger } from 'fastify'
+import { isDatabaseTimeout, isDatabaseUnavailable } from '../db/unavailable.js'
+import { InvalidInputError, RequestError } from '../errors.js'
 
 /*
  * Every GraphQL error leaves with an extensions.code a client can branch on, and nothing internal leaks:
@@ -10,13 +12,16 @@ import type { FastifyBaseLogger } from 'fastify'
 
 export type GraphqlErrorCode =
   | 'BAD_USER_INPUT' | 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED' | 'QUERY_TOO_DEEP' | 'QUERY_TOO_COMPLEX'
-  | 'BAD_REQUEST' | 'INTERNAL_SERVER_ERROR'
+  | 'BAD_REQUEST' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE' | 'TIMEOUT'
 
-interface Classified { error: GraphQLError, internal: boolean }
+interface Classified { error: GraphQLError, internal: boolean, unavailable: boolean }
 
 function withCode (error: GraphQLError, code: GraphqlErrorCode, message = error.message, extra: Record<string, unknown> = {}): GraphQLError {
   return new GraphQLError(message, {
-    nodes: error.nodes, source: error.source, positions: error.positions, path: error.path,
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
     extensions: { ...error.extensions, code, ...extra }
   })
 }
@@ -36,6 +41,10 @@ function classifyRequestError (error: Error & { code?: string, validation?: unkn
   if (error.validation !== undefined) return withCode(gql, 'BAD_REQUEST', `Invalid request: ${error.message}`)
   if (error.code === 'MER_ERR_GQL_QUERY_DEPTH') return withCode(gql, 'QUERY_TOO_DEEP', error.message.replace(/^`|`$/g, ''))
   if (error.message.startsWith('Syntax Error')) return withCode(gql, 'GRAPHQL_PARSE_FAILED')
+  // graphql's own work budget of its pairwise field comparison ran out: the document is the problem.
+  if (error.message === 'Validation aborted.') {
+    return withCode(gql, 'QUERY_TOO_COMPLEX', 'The document is too complex to validate (too many fields or fragments of the same name): simplify or split it')
+  }
   // Values of $variables that do not fit their declared types name the variable and the field.
   if (/^Variable "\$\w+" (got invalid value|of required type)/.test(error.message)) {
     return withCode(gql, 'BAD_USER_INPUT', gql.message, variableField(gql.message))
@@ -48,29 +57,46 @@ function classifyFieldError (raw: GraphQLError | Error): Classified {
   // Execution normally reports GraphQLErrors, but a plain Error must not break the formatter.
   const error = raw instanceof GraphQLError ? raw : new GraphQLError(raw.message, { originalError: raw })
   if (error.originalError === undefined || error.originalError === null) {
-    return { error: classifyRequestError(error), internal: false }
+    return { error: classifyRequestError(error), internal: false, unavailable: false }
   }
-  if (typeof error.extensions.code === 'string') return { error, internal: false }
-  return { error: withCode(error, 'INTERNAL_SERVER_ERROR', 'Internal server error'), internal: true }
+  if (error.originalError instanceof InvalidInputError) {
+    return { error: withCode(error, 'BAD_USER_INPUT', error.message, { field: error.originalError.field }), internal: false, unavailable: false }
+  }
+  if (typeof error.extensions.code === 'string') return { error, internal: false, unavailable: false }
+  if (isDatabaseUnavailable(error.originalError)) {
+    return { error: withCode(error, 'SERVICE_UNAVAILABLE', new RequestError.ServiceUnavailable().message), internal: false, unavailable: true }
+  }
+  if (isDatabaseTimeout(error.originalError)) {
+    return { error: withCode(error, 'TIMEOUT', new RequestError.Timeout().message), internal: false, unavailable: true }
+  }
+  return { error: withCode(error, 'INTERNAL_SERVER_ERROR', new RequestError.Internal().message), internal: true, unavailable: false }
 }
 
 /**
  * The errors of an execution (mercurius' errorFormatter): each coded; status 200 when there is data,
- * 400 when the request could not run (bad variables), 500 when it failed inside.
+ * 400 when the request could not run (bad variables), 503 when the database could not be reached or was
+ * too slow and no field was answered, 500 when it failed inside.
  */
 export function formatExecutionErrors (
   errors: ReadonlyArray<GraphQLError | Error>, data: ExecutionResult['data'], log: FastifyBaseLogger
 ): { statusCode: number, response: FormattedExecutionResult } {
   let internal = false
+  let unavailable = false
   const out = errors.map((error) => {
     const classified = classifyFieldError(error)
     if (classified.internal) {
       internal = true
       log.error({ err: (error as GraphQLError).originalError ?? error, path: classified.error.path }, 'graphql resolver failed')
+    } else if (classified.unavailable) {
+      unavailable = true
+      log.warn({ err: (error as GraphQLError).originalError, path: classified.error.path }, 'database unavailable or too slow')
     }
     return classified.error
   })
-  const statusCode = data ? 200 : internal ? 500 : 400
+  // Nothing answered because the database was away or too slow: 503 with Retry-After, so clients retry
+  // (a bad input value also leaves its field null, but is the client's to fix: still 200 with the error).
+  const nothingAnswered = !data || Object.values(data).every((value) => value === null)
+  const statusCode = unavailable && nothingAnswered ? 503 : data ? 200 : internal ? 500 : 400
   return { statusCode, response: { data: data ?? null, errors: out.map((e) => e.toJSON()) } }
 }
 

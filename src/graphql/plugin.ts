@@ -1,11 +1,14 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import mercurius, { type IResolvers, type MercuriusLoaders, type MercuriusOptions } from 'mercurius'
-import { graphqlContext } from './context.js'
-import { formatExecutionErrors, formatRejectedRequest } from './errors.js'
-import { QUERY_DEPTH_LIMIT, costLimitRule } from './limits.js'
+import { assertParsed, MAX_TOKENS } from './document-gate.js'
+import { RETRY_AFTER_SECONDS } from '../errors.js'
+import { formatExecutionErrors } from './errors.js'
+import { QUERY_DEPTH_LIMIT, documentLimitsRule } from './limits.js'
+import { costLimitHook } from './cost-limit.js'
+import { registerGraphqlRoutes } from './route.js'
 import { resolvers } from './resolvers.js'
 
 /** schema.graphql at the project root is the source of truth; read once per app. */
@@ -19,39 +22,46 @@ export const MAX_QUERY_COST = 100_000
 
 /**
  * The Mercurius options of /v2/graphql for a given set of resolvers (and loaders): one place, so the
- * benchmark's loader variant runs with exactly the production limits, JIT and error handling.
+ * benchmark's loader variant runs with exactly the production limits and error handling. Mercurius's
+ * own routes are off: ours (route.ts) decide what a request may carry, then hand the text to it.
+ *
+ * No graphql-jit: it compiles parts of each document into JavaScript, and the throughput it bought was
+ * measured too small to carry that risk (bench/README.md, "JIT").
  */
 export function mercuriusOptions (resolverMap: IResolvers, loaders?: MercuriusLoaders): MercuriusOptions {
   return {
     schema: fs.readFileSync(SCHEMA_PATH, 'utf8'),
     resolvers: resolverMap,
     ...(loaders ? { loaders } : {}),
-    path: '/v2/graphql',
-    graphiql: false,
-    // Compile a document with graphql-jit from its second use on (the first validates and caches it).
-    jit: 1,
-    queryDepth: QUERY_DEPTH_LIMIT,
-    validationRules: [costLimitRule(MAX_QUERY_COST)],
-    context: (request) => graphqlContext(request),
-    errorFormatter: (execution, ctx) => formatExecutionErrors(execution.errors, execution.data, ctx.reply.log),
-    errorHandler: async (error, request, reply) => {
-      // Authentication, JSON and body-size errors are the root error handler's (one 401 body everywhere).
-      if (!error.code?.startsWith('MER_ERR_GQL_')) throw error
-      const { statusCode, response } = formatRejectedRequest(error)
-      request.log.info({ statusCode, errors: response.errors?.map((e) => e.message) }, 'graphql request rejected')
-      return reply.code(statusCode).send(response)
+    routes: false,
+    graphql: { parseOptions: { maxTokens: MAX_TOKENS } },
+    validationRules: [documentLimitsRule(QUERY_DEPTH_LIMIT, MAX_QUERY_COST)],
+    errorFormatter: (execution, ctx) => {
+      const formatted = formatExecutionErrors(execution.errors, execution.data, ctx.reply.log)
+      if (formatted.statusCode === 503) ctx.reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+      return formatted
     }
   }
 }
 
+/** Registers Mercurius (the executor) and our routes for it, with the document checks in between. */
+export async function registerGraphql (app: FastifyInstance, options: MercuriusOptions): Promise<void> {
+  await app.register(mercurius, options)
+  app.graphql.addHook('preValidation', async (_schema, document) => { assertParsed(document) })
+  registerGraphqlRoutes(app)
+}
+
 /**
- * POST /v2/graphql (and GET, for queries): Mercurius behind an access token. Encapsulated, so the
- * authentication hook guards only these routes. Introspection stays on for authenticated callers
- * (clients generate types from it); GraphiQL is not served.
+ * POST /v2/graphql (and GET, for queries) behind an access token. Encapsulated, so the authentication
+ * hook guards only these routes. Introspection stays on for authenticated callers (clients generate
+ * types from it); GraphiQL is not served.
  */
 const graphqlPlugin: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', app.requireCredential('access-token', 'authorization'))
-  await app.register(mercurius, mercuriusOptions(resolvers as IResolvers))
+  app.decorateRequest('graphqlOperationName', null)
+  app.decorateRequest('graphqlCost', null)
+  await registerGraphql(app, mercuriusOptions(resolvers as IResolvers))
+  if (app.costBucket) app.graphql.addHook('preExecution', costLimitHook(app.costBucket))
 }
 
 export default graphqlPlugin

@@ -1,11 +1,19 @@
-import { BadUserInputError } from '../errors.js'
-import type { OrderListInput } from '../graphql/generated/types.js'
-import { parsePageWindow, type PageWindow } from '../graphql/page-input.js'
+import { InvalidInputError } from '../errors.js'
+import { parsePageWindow, type PageWindow } from '../paging/page-window.js'
 
 /*
- * The orders query's input, checked and defaulted as decisions.md "Orders" says. Every rejection names
+ * The orders read's input, checked and defaulted as decisions.md "Orders" says. Every rejection names
  * the field, so a client can tell which of its values to fix.
  */
+
+/** What a caller may ask for (spec 2.9 plus updatedSince); any field may be missing or null. */
+export interface OrderListQuery {
+  page?: number | null
+  limit?: number | null
+  fromDate?: string | null
+  toDate?: string | null
+  updatedSince?: string | null
+}
 
 export interface OrderListFilter extends PageWindow {
   /** YYYY-MM-DD, inclusive, a whole day in the business time zone. */
@@ -29,7 +37,7 @@ function parseDate (field: 'fromDate' | 'toDate', value: string | null | undefin
   if (value === null || value === undefined) return null
   const m = DATE.exec(value)
   if (!m || !isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3]))) {
-    throw new BadUserInputError(field, `${field} must be a calendar date in the form YYYY-MM-DD, got ${JSON.stringify(value)}`)
+    throw new InvalidInputError(field, `${field} must be a calendar date in the form YYYY-MM-DD, got ${JSON.stringify(value)}`)
   }
   return value
 }
@@ -42,18 +50,18 @@ function parseTimestamp (field: string, value: string | null | undefined): strin
     // Real offsets run from -12:00 to +14:00; anything wider PostgreSQL would refuse.
     Number(m[7] ?? 0) <= 14 && Number(m[8] ?? 0) <= 59
   if (!valid) {
-    throw new BadUserInputError(field, `${field} must be an ISO-8601 timestamp with a time zone, like 2026-11-01T10:00:00Z, got ${JSON.stringify(value)}`)
+    throw new InvalidInputError(field, `${field} must be an ISO-8601 timestamp with a time zone, like 2026-11-01T10:00:00Z, got ${JSON.stringify(value)}`)
   }
   return value
 }
 
-export function parseOrderListInput (input: OrderListInput | null | undefined): OrderListFilter {
+export function parseOrderListInput (input: OrderListQuery | null | undefined): OrderListFilter {
   const window = parsePageWindow(input)
   const fromDate = parseDate('fromDate', input?.fromDate)
   const toDate = parseDate('toDate', input?.toDate)
   // Same format, so the strings compare as the dates do.
   if (fromDate !== null && toDate !== null && fromDate > toDate) {
-    throw new BadUserInputError('fromDate', `fromDate (${fromDate}) must not be after toDate (${toDate})`)
+    throw new InvalidInputError('fromDate', `fromDate (${fromDate}) must not be after toDate (${toDate})`)
   }
   return {
     ...window,

@@ -1,6 +1,8 @@
-import type postgres from 'postgres'
-import type { Order } from '../graphql/generated/types.js'
+import { sql, type SQL } from 'drizzle-orm'
+import type { Tx } from '../db/client.js'
+import { prepared } from '../db/statements.js'
 import type { OrderListFilter } from './order-list-input.js'
+import type { OrderView } from './order-view.js'
 
 /*
  * A page of a seller's orders in ONE SQL statement: the page of ids, the total and the JSON tree of the
@@ -29,21 +31,15 @@ export interface OrderSelection {
   }
 }
 
-export const FULL_SELECTION: OrderSelection = {
-  total: true, nodes: true, retailer: true, shop: true, orderItems: { offer: true, item: true, sku: { offers: true, itemSellingUnits: true } }
-}
-
 export interface OrderPage {
   /** Null when the selection did not ask for it. */
   total: number | null
   page: number
   limit: number
   hasNext: boolean
-  /** Shaped as the GraphQL Order; nested objects that were not selected are absent. */
-  nodes: Order[]
+  /** Nested objects that were not selected are absent. */
+  nodes: OrderView[]
 }
-
-type Sql = postgres.Sql | postgres.TransactionSql
 
 /** UTC with microseconds: exact enough to hand back as updatedSince. */
 const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
@@ -76,38 +72,38 @@ function nestedCtes (selection: OrderSelection): { ctes: string[], joins: string
   const items = selection.orderItems
   if (items) {
     ctes.push('line as materialized (select oi.* from picked p join order_items oi on oi.order_id = p.id)')
-    const lineFields = [`'id', l.id::text, 'skuId', l.sku_id, 'quantity', l.quantity`]
+    const lineFields = ['\'id\', l.id::text, \'skuId\', l.sku_id, \'quantity\', l.quantity']
     const lineJoins: string[] = []
     if (items.offer) { lineFields.push(`'offer', ${offerJson('f')}`); lineJoins.push('join offers f on f.id = l.offer_id') }
     if (items.item) {
-      lineFields.push(`'item', json_build_object('id', i.id, 'itemName', i.item_name, 'itemSyncId', i.item_sync_id)`)
+      lineFields.push('\'item\', json_build_object(\'id\', i.id, \'itemName\', i.item_name, \'itemSyncId\', i.item_sync_id)')
       lineJoins.push('join items i on i.id = l.item_id')
     }
     if (items.sku) {
-      const skuFields = [`'itemId', k.item_id, 'skuNickName', k.sku_nick_name, 'images', to_json(k.images), 'tags', to_json(k.tags)`]
+      const skuFields = ['\'itemId\', k.item_id, \'skuNickName\', k.sku_nick_name, \'images\', to_json(k.images), \'tags\', to_json(k.tags)']
       const skuJoins: string[] = []
       if (items.sku.offers) {
         ctes.push(`sku_offers as materialized (select so.sku_id, json_agg(${offerJson('so')} order by so.id) as j
           from offers so where so.sku_id in (select sku_id from line) group by so.sku_id)`)
-        skuFields.push(`'offers', coalesce(sof.j, '[]'::json)`)
+        skuFields.push('\'offers\', coalesce(sof.j, \'[]\'::json)')
         skuJoins.push('left join sku_offers sof on sof.sku_id = k.id')
       }
       if (items.sku.itemSellingUnits) {
         ctes.push(`sku_units as materialized (select u.sku_id, json_agg(json_build_object('id', u.id, 'name', u.name, 'multiplier', u.multiplier,
           'isBaseUnit', u.is_base_unit, 'skuId', u.sku_id) order by u.id) as j
           from selling_units u where u.sku_id in (select sku_id from line) group by u.sku_id)`)
-        skuFields.push(`'itemSellingUnits', coalesce(su.j, '[]'::json)`)
+        skuFields.push('\'itemSellingUnits\', coalesce(su.j, \'[]\'::json)')
         skuJoins.push('left join sku_units su on su.sku_id = k.id')
       }
       ctes.push(`sku as materialized (select k.id, json_build_object(${skuFields.join(', ')}) as j
         from skus k ${skuJoins.join(' ')} where k.id in (select sku_id from line))`)
-      lineFields.push(`'sku', sk.j`)
+      lineFields.push('\'sku\', sk.j')
       lineJoins.push('join sku sk on sk.id = l.sku_id')
     }
     ctes.push(`lines as materialized (select l.order_id, json_agg(json_build_object(${lineFields.join(', ')}) order by l.id) as j
       from line l ${lineJoins.join(' ')} group by l.order_id)`)
     joins.push('left join lines li on li.order_id = o.id')
-    fields.push(`'orderItems', coalesce(li.j, '[]'::json)`)
+    fields.push('\'orderItems\', coalesce(li.j, \'[]\'::json)')
   }
   return { ctes, joins, fields }
 }
@@ -135,18 +131,14 @@ function nodesJson (selection: OrderSelection): { ctes: string[], select: string
  * written, so each prepared statement gets a plan that walks orders_seller_created_idx (or
  * orders_seller_updated_idx for updatedSince) instead of a generic plan full of `$n is null or …`.
  */
-function whereClause (reader: OrderReader, filter: OrderListFilter, timeZone: string, params: unknown[]): string {
-  const p = (value: unknown): string => { params.push(value); return `$${params.length}` }
-  const conditions = [`o.seller_id = ${p(reader.sellerId)}::int`, 'not o.is_deleted']
-  if (reader.storeIds) conditions.push(`o.store_id = any(${p(reader.storeIds)}::int[])`)
-  if (filter.fromDate !== null || filter.toDate !== null) {
-    // Whole days in the business time zone, DST included: [fromDate 00:00, toDate + 1 day 00:00).
-    const tz = p(timeZone)
-    if (filter.fromDate !== null) conditions.push(`o.created_at >= (${p(filter.fromDate)}::date)::timestamp at time zone ${tz}::text`)
-    if (filter.toDate !== null) conditions.push(`o.created_at < (${p(filter.toDate)}::date + 1)::timestamp at time zone ${tz}::text`)
-  }
-  if (filter.updatedSince !== null) conditions.push(`o.updated_at > ${p(filter.updatedSince)}::timestamptz`)
-  return conditions.join(' and ')
+function whereClause (reader: OrderReader, filter: OrderListFilter, timeZone: string): SQL {
+  const conditions = [sql`o.seller_id = ${reader.sellerId}::int`, sql`not o.is_deleted`]
+  if (reader.storeIds) conditions.push(sql`o.store_id = any(${sql.param(reader.storeIds)}::int[])`)
+  // Whole days in the business time zone, DST included: [fromDate 00:00, toDate + 1 day 00:00).
+  if (filter.fromDate !== null) conditions.push(sql`o.created_at >= (${filter.fromDate}::date)::timestamp at time zone ${timeZone}::text`)
+  if (filter.toDate !== null) conditions.push(sql`o.created_at < (${filter.toDate}::date + 1)::timestamp at time zone ${timeZone}::text`)
+  if (filter.updatedSince !== null) conditions.push(sql`o.updated_at > ${filter.updatedSince}::timestamptz`)
+  return sql.join(conditions, sql` and `)
 }
 
 /**
@@ -154,50 +146,68 @@ function whereClause (reader: OrderReader, filter: OrderListFilter, timeZone: st
  * of a few order_counts rows (kept by triggers, same snapshot), whatever the seller's size. With one,
  * an index-only count over the range, which grows with the range, not with the table.
  */
-function countStatement (reader: OrderReader, filter: OrderListFilter, where: string, params: unknown[]): string {
+function countStatement (reader: OrderReader, filter: OrderListFilter, where: SQL): SQL {
   if (filter.fromDate !== null || filter.toDate !== null || filter.updatedSince !== null) {
-    return `select count(*) from orders o where ${where}`
+    return sql`select count(*) from orders o where ${where}`
   }
-  const seller = `$${params.push(reader.sellerId)}::int`
-  const stores = reader.storeIds ? ` and c.store_id = any($${params.push(reader.storeIds)}::int[])` : ''
-  return `select coalesce(sum(c.live_orders), 0) from order_counts c where c.seller_id = ${seller}${stores}`
+  const stores = reader.storeIds ? sql` and c.store_id = any(${sql.param(reader.storeIds)}::int[])` : sql``
+  return sql`select coalesce(sum(c.live_orders), 0) from order_counts c where c.seller_id = ${reader.sellerId}::int${stores}`
 }
 
-/** The SQL text and parameters of one page; exported for EXPLAIN in the benchmark. */
-export function orderPageStatement (reader: OrderReader, filter: OrderListFilter, selection: OrderSelection, timeZone: string): { text: string, params: unknown[] } {
-  const params: unknown[] = []
-  const where = whereClause(reader, filter, timeZone, params)
-  const limit = `$${params.push(filter.limit)}::int`
-  const offset = `$${params.push((filter.page - 1) * filter.limit)}::bigint`
-  // One row more than the page tells whether another page follows. On the last page the total is known
-  // without counting (offset + rows), so the count runs only when there is a next page or the page is
-  // past the end; PostgreSQL evaluates the uncorrelated sub-select only in the branch that needs it.
-  const total = selection.total
-    ? `case when f.n <= ${limit} and (f.n > 0 or ${offset} = 0) then ${offset} + f.n
-        else (${countStatement(reader, filter, where, params)}) end`
-    : 'null'
-  const nodes = selection.nodes ? nodesJson(selection) : { ctes: [], select: `'[]'::json` }
-  const text = `with page as (
+/**
+ * What every page statement starts from: the page's ids (`picked`, in page order), how many rows were
+ * fetched (`fetched f`: one more than the page tells whether another follows), and the total.
+ */
+export interface PageSource {
+  /** `with page …, fetched …, picked …` (continue with `, name as (…)`). */
+  ctes: SQL
+  /** The total of matching orders, as an SQL expression over `f` (counts only when it must). */
+  total: SQL
+  /** The page size, as an SQL expression. */
+  limit: SQL
+}
+
+export function pageSource (reader: OrderReader, filter: OrderListFilter, timeZone: string): PageSource {
+  const where = whereClause(reader, filter, timeZone)
+  const limit = sql`${filter.limit}::int`
+  const offset = sql`${(filter.page - 1) * filter.limit}::bigint`
+  return {
+    ctes: sql`with page as (
       select o.id, o.created_at from orders o where ${where}
       order by o.created_at, o.id limit ${limit} + 1 offset ${offset}
     ), fetched as (select count(*) as n from page),
-    picked as materialized (select id, created_at from page order by created_at, id limit ${limit})
-    ${nodes.ctes.map((c) => `, ${c}`).join('\n    ')}
-    select f.n::int as fetched, (${total})::int as total, ${nodes.select} as nodes
-    from fetched f`
-  return { text, params }
+    picked as materialized (select id, created_at from page order by created_at, id limit ${limit})`,
+    // On the last page the total is known without counting (offset + rows), so the count runs only when
+    // there is a next page or the page is past the end; PostgreSQL evaluates the uncorrelated sub-select
+    // only in the branch that needs it.
+    total: sql`case when f.n <= ${limit} and (f.n > 0 or ${offset} = 0) then ${offset} + f.n
+        else (${countStatement(reader, filter, where)}) end`,
+    limit
+  }
 }
 
+/** The one statement of a page; exported so the benchmark can EXPLAIN exactly what runs. */
+export function orderPageStatement (reader: OrderReader, filter: OrderListFilter, selection: OrderSelection, timeZone: string): SQL {
+  const source = pageSource(reader, filter, timeZone)
+  const total = selection.total ? source.total : sql`null`
+  const nodes = selection.nodes ? nodesJson(selection) : { ctes: [], select: '\'[]\'::json' }
+  return sql`${source.ctes}
+    ${sql.raw(nodes.ctes.map((c) => `, ${c}`).join('\n    '))}
+    select f.n::int as fetched, (${total})::int as total, ${sql.raw(nodes.select)} as nodes
+    from fetched f`
+}
+
+type PageRow = { fetched: number, total: number | null, nodes: OrderView[] }
+
 export async function readOrderPage (
-  sql: Sql, reader: OrderReader, filter: OrderListFilter, selection: OrderSelection, timeZone: string
+  tx: Tx, reader: OrderReader, filter: OrderListFilter, selection: OrderSelection, timeZone: string
 ): Promise<OrderPage> {
-  const { text, params } = orderPageStatement(reader, filter, selection, timeZone)
-  const [row] = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })
+  const [row] = await prepared<PageRow>(tx, orderPageStatement(reader, filter, selection, timeZone))
   return {
-    total: row.total as number | null,
+    total: row.total,
     page: filter.page,
     limit: filter.limit,
-    hasNext: (row.fetched as number) > filter.limit,
-    nodes: row.nodes as Order[]
+    hasNext: row.fetched > filter.limit,
+    nodes: row.nodes
   }
 }

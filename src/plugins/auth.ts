@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { verifyCredential, type Caller } from '../credentials/service.js'
 import type { CredentialKind } from '../db/schema.js'
-import { UnauthorizedError } from '../errors.js'
+import { RequestError } from '../errors.js'
 
 /** Where a route expects its credential. */
 export type CredentialSource = 'authorization' | 'x-api-key'
@@ -36,7 +36,7 @@ export default fp(async function authPlugin (app) {
       const caller = secret === null
         ? null
         : await verifyCredential(app.database.db, secret, { kind, environment: app.config.ORDER_EXCHANGE_ENV })
-      if (!caller) throw new UnauthorizedError()
+      if (!caller) throw new RequestError.Unauthorized()
       request.caller = caller
     }
   })

@@ -1,51 +1,78 @@
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { failureEnvelope } from '../errors.js'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isDatabaseTimeout, isDatabaseUnavailable } from '../db/unavailable.js'
+import { isRequestError, RequestError, RETRY_AFTER_SECONDS } from '../errors.js'
+import { graphqlErrorBody } from '../graphql/error-body.js'
+import { sendGraphql } from '../graphql/media-type.js'
+import { GRAPHQL_PATH } from '../graphql/route.js'
+import { failure } from '../routes/envelope.js'
 
 /*
- * One root error handler: every error becomes the REST envelope (or a GraphQL error body on the GraphQL
- * endpoint) with a message safe to show. Fastify's own parser messages never leak through, and a 5xx
- * says only "Internal server error" while the details go to the log with the request id.
+ * One root error handler: every error becomes one of the request errors of src/errors.ts, rendered in
+ * its endpoint's shape (the REST envelope, or a GraphQL error body on the GraphQL endpoint). Fastify's
+ * own parser messages never leak through, and a 5xx says only "Internal server error" while the details
+ * go to the log with the request id. A database that cannot be reached is a 503 with Retry-After, not a
+ * 500: the client did nothing wrong and its retry will work once the database is back.
  */
 
-interface Rendered { statusCode: number, message: string, code: string }
-
-function render (error: FastifyError, bodyLimit: number): Rendered {
+/** The request error an error stands for. */
+function asRequestError (error: FastifyError, bodyLimit: number): FastifyError {
+  if (isRequestError(error)) return error
   const code = error.code ?? ''
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return { statusCode: 413, message: `Request body is larger than the limit of ${bodyLimit} bytes`, code: 'PAYLOAD_TOO_LARGE' }
-  }
-  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return { statusCode: 415, message: 'Content-Type must be application/json', code: 'UNSUPPORTED_MEDIA_TYPE' }
-  }
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new RequestError.PayloadTooLarge(bodyLimit)
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new RequestError.UnsupportedMediaType()
   if (error instanceof SyntaxError || code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    return { statusCode: 400, message: 'Invalid JSON format', code: 'INVALID_JSON' }
+    return new RequestError.InvalidJson()
   }
-  const statusCode = error.statusCode ?? 500
-  if (statusCode >= 500) return { statusCode: 500, message: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }
-  if (error.validation) return { statusCode: 400, message: `Invalid request: ${error.message}`, code: 'BAD_REQUEST' }
-  if (statusCode === 401) return { statusCode, message: 'Unauthorized', code: 'UNAUTHENTICATED' }
-  return { statusCode, message: error.message, code: code.startsWith('OXS_') ? code.slice(4) : 'BAD_REQUEST' }
+  if (isDatabaseUnavailable(error)) return new RequestError.ServiceUnavailable()
+  if (isDatabaseTimeout(error)) return new RequestError.Timeout()
+  if ((error.statusCode ?? 500) >= 500) return new RequestError.Internal()
+  if (error.validation) return new RequestError.BadRequest(`Invalid request: ${error.message}`)
+  if (error.statusCode === 401) return new RequestError.Unauthorized()
+  // Any other client error of the framework keeps its status, with its (safe) message.
+  const other = new RequestError.BadRequest(error.message)
+  other.statusCode = error.statusCode ?? 400
+  return other
 }
 
-export function isGraphqlRequest (request: FastifyRequest): boolean {
-  return request.url.startsWith('/v2/graphql') || request.url.startsWith('/graphiql')
+function isGraphqlRequest (request: FastifyRequest): boolean {
+  return request.url === GRAPHQL_PATH || request.url.startsWith(`${GRAPHQL_PATH}?`)
+}
+
+function send (request: FastifyRequest, reply: FastifyReply, error: FastifyError): FastifyReply {
+  const statusCode = error.statusCode!
+  reply.code(statusCode)
+  if (statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+  if (isGraphqlRequest(request)) return sendGraphql(request, reply, statusCode, graphqlErrorBody(error.message, error.code), statusCode < 500)
+  return reply.send(failure(statusCode, error.message, error.code))
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
+
+/** The methods some route answers on this path (routes here are static paths). */
+function allowedMethods (app: FastifyInstance, path: string): string[] {
+  return METHODS.filter((method) => app.hasRoute({ url: path, method }))
 }
 
 export default fp(async function errorHandlerPlugin (app) {
   app.setErrorHandler(function rootErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     const bodyLimit = request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 0
-    const rendered = render(error, bodyLimit)
-    if (rendered.statusCode >= 500) request.log.error({ err: error }, 'request failed')
-    else request.log.info({ code: error.code, statusCode: rendered.statusCode, reason: error.message }, 'request rejected')
-    reply.code(rendered.statusCode)
-    if (isGraphqlRequest(request)) {
-      return reply.send({ data: null, errors: [{ message: rendered.message, extensions: { code: rendered.code } }] })
-    }
-    return reply.send(failureEnvelope(rendered.statusCode, rendered.message))
+    const rendered = asRequestError(error, bodyLimit)
+    if (rendered.statusCode === 503) request.log.warn({ err: error }, 'database unavailable')
+    else if (rendered.statusCode! >= 500) request.log.error({ err: error }, 'request failed')
+    else request.log.info({ code: error.code, statusCode: rendered.statusCode, reason: error.message.slice(0, 300) }, 'request rejected')
+    return send(request, reply, rendered)
   })
 
+  // A path that exists with other methods: 405 with Allow (OPTIONS: 204 with Allow), as HTTP clients
+  // expect; only a path that exists for no method is 404.
   app.setNotFoundHandler(function notFound (request, reply) {
-    reply.code(404).send(failureEnvelope(404, `Route ${request.method} ${request.url.split('?')[0]} not found`))
+    const path = request.url.split('?')[0]
+    const allowed = allowedMethods(app, path)
+    if (allowed.length === 0) return send(request, reply, new RequestError.NotFound(request.method, path))
+    const allow = [...allowed, 'OPTIONS'].join(', ')
+    reply.header('allow', allow)
+    if (request.method === 'OPTIONS') return reply.code(204).send()
+    return send(request, reply, new RequestError.MethodNotAllowed(request.method, path, allow))
   })
 }, { name: 'error-handler' })

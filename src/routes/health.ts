@@ -1,11 +1,14 @@
+import { sql } from 'drizzle-orm'
 import type { FastifyPluginAsync } from 'fastify'
 
 /** Liveness says the process answers; readiness says it can reach its database. */
 const healthRoutes: FastifyPluginAsync = async (app) => {
   app.get('/health/live', async () => ({ status: 'ok' }))
   app.get('/health/ready', async (request, reply) => {
+    // Shedding load (plugins/load-shedding.ts): not ready for more until it recovers.
+    if (app.isUnderPressure()) return reply.code(503).send({ status: 'unavailable', reason: 'overloaded' })
     try {
-      await app.database.sql`select 1`
+      await app.database.db.execute(sql`select 1`)
       return { status: 'ready' }
     } catch (err) {
       request.log.warn({ err }, 'readiness check failed')

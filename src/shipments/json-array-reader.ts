@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder'
-import { InvalidJsonError, PayloadTooLargeError } from '../errors.js'
+import { RequestError } from '../errors.js'
 import { parseJsonKeepingNumberText } from './json-number-text.js'
 
 /*
@@ -120,11 +120,11 @@ export class JsonArrayScanner {
       try {
         parseJsonKeepingNumberText(text)
       } catch {
-        throw new InvalidJsonError()
+        throw new RequestError.InvalidJson()
       }
       return { kind: 'not-array' }
     }
-    throw new InvalidJsonError()
+    throw new RequestError.InvalidJson()
   }
 }
 
@@ -142,7 +142,7 @@ export async function readJsonArray (
   for await (const chunk of stream) {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     received += bytes.length
-    if (received > limit) throw new PayloadTooLargeError(`Request body is larger than the limit of ${limit} bytes`)
+    if (received > limit) throw new RequestError.PayloadTooLarge(limit)
     if (!scanner.invalid) scanner.push(decoder.write(bytes))
   }
   if (!scanner.invalid) scanner.push(decoder.end())

@@ -1,12 +1,20 @@
-import { BadUserInputError } from '../errors.js'
-import { parsePageWindow, type PageWindow } from '../graphql/page-input.js'
-import type { OutstandingShipmentListInput } from '../graphql/generated/types.js'
+import { isStorableText, unstorableTextRule } from '../db/storable-text.js'
+import { InvalidInputError } from '../errors.js'
+import { parsePageWindow, type PageWindow } from '../paging/page-window.js'
 import { SYNC_ID_MAX_LENGTH } from './sync-row.js'
 
 /*
  * The outstandingShipments query's input: the same pagination rules as orders (decisions.md "Orders":
  * page ≥ 1, default 1; limit default 20, above 100 cut to 100, below 1 an error) plus two exact filters.
  */
+
+/** What a caller may ask for; any field may be missing or null. */
+export interface OutstandingShipmentQuery {
+  page?: number | null
+  limit?: number | null
+  retailerSyncId?: string | null
+  offerSyncId?: string | null
+}
 
 export interface OutstandingShipmentFilter extends PageWindow {
   retailerSyncId: string | null
@@ -15,13 +23,14 @@ export interface OutstandingShipmentFilter extends PageWindow {
 
 function syncIdFilter (field: 'retailerSyncId' | 'offerSyncId', value: string | null | undefined): string | null {
   if (value === null || value === undefined) return null
-  if (value.length === 0 || value.length > SYNC_ID_MAX_LENGTH || value.includes('\u0000')) {
-    throw new BadUserInputError(field, `${field} must be a non-empty string of at most ${SYNC_ID_MAX_LENGTH} characters`)
+  if (value.length === 0 || value.length > SYNC_ID_MAX_LENGTH) {
+    throw new InvalidInputError(field, `${field} must be a non-empty string of at most ${SYNC_ID_MAX_LENGTH} characters`)
   }
+  if (!isStorableText(value)) throw new InvalidInputError(field, unstorableTextRule(field))
   return value
 }
 
-export function parseOutstandingShipmentListInput (input: OutstandingShipmentListInput | null | undefined): OutstandingShipmentFilter {
+export function parseOutstandingShipmentListInput (input: OutstandingShipmentQuery | null | undefined): OutstandingShipmentFilter {
   return {
     ...parsePageWindow(input),
     retailerSyncId: syncIdFilter('retailerSyncId', input?.retailerSyncId),

@@ -1,5 +1,5 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm'
-import type { DbOrTx } from '../db/client.js'
+import type { Tx } from '../db/client.js'
 import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import { outstandingShipments } from '../db/schema.js'
 import type { OutstandingShipmentFilter } from './outstanding-list-input.js'
@@ -9,7 +9,8 @@ import type { OutstandingShipmentFilter } from './outstanding-list-input.js'
  * oldest first (then id), so a page walk stays stable while new keys arrive.
  */
 
-export interface OutstandingShipmentNode {
+/** One stored key and its quantity (the GraphQL OutstandingShipment maps onto it). */
+export interface OutstandingShipmentView {
   retailerSyncId: string
   shopSyncId: string | null
   offerSyncId: string
@@ -25,14 +26,14 @@ export interface OutstandingShipmentPage {
   page: number
   limit: number
   hasNext: boolean
-  nodes: OutstandingShipmentNode[]
+  nodes: OutstandingShipmentView[]
 }
 
 const iso = (column: AnyPgColumn) =>
   sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 
 export async function readOutstandingShipments (
-  db: DbOrTx, sellerId: number, filter: OutstandingShipmentFilter
+  tx: Tx, sellerId: number, filter: OutstandingShipmentFilter
 ): Promise<OutstandingShipmentPage> {
   const where = and(
     eq(outstandingShipments.sellerId, sellerId),
@@ -40,7 +41,7 @@ export async function readOutstandingShipments (
     filter.offerSyncId === null ? undefined : eq(outstandingShipments.offerSyncId, filter.offerSyncId)
   )
   const [nodes, [{ total }]] = await Promise.all([
-    db.select({
+    tx.select({
       retailerSyncId: outstandingShipments.retailerSyncId,
       shopSyncId: outstandingShipments.shopSyncId,
       offerSyncId: outstandingShipments.offerSyncId,
@@ -50,7 +51,7 @@ export async function readOutstandingShipments (
     }).from(outstandingShipments).where(where)
       .orderBy(asc(outstandingShipments.createdAt), asc(outstandingShipments.id))
       .limit(filter.limit).offset((filter.page - 1) * filter.limit),
-    db.select({ total: count() }).from(outstandingShipments).where(where)
+    tx.select({ total: count() }).from(outstandingShipments).where(where)
   ])
   return { total, page: filter.page, limit: filter.limit, hasNext: filter.page * filter.limit < total, nodes }
 }

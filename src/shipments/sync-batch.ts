@@ -1,3 +1,4 @@
+import type { RowError } from './schemas.js'
 import { checkOutstandingShipmentRow } from './sync-row.js'
 
 /*
@@ -7,8 +8,6 @@ import { checkOutstandingShipmentRow } from './sync-row.js'
  * queue behind each other instead of deadlocking. Records are added one at a time as the body streams in;
  * only the key and the quantity of a valid row are kept.
  */
-
-export interface RowError { index: number, error: string }
 
 export interface SyncBatch {
   /** Elements in the request, valid or not. */
@@ -46,7 +45,7 @@ export class SyncBatchBuilder {
     const index = this.received++
     const result = checkOutstandingShipmentRow(record)
     if (result.error !== undefined) {
-      this.errors.push({ index, error: result.error })
+      this.errors.push({ index, error: result.error, code: result.code })
       return
     }
     const { row } = result

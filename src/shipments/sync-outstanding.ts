@@ -1,7 +1,9 @@
-import type postgres from 'postgres'
+import type { Db } from '../db/client.js'
+import { claimIdempotencyKey, storeOutcome, type IdempotencyRequest } from '../idempotency/idempotency-key.js'
+import { transaction } from '../db/transaction.js'
 import { retryOnConflict } from '../db/retry.js'
-import type { RowError, SyncBatch } from './sync-batch.js'
-import type { Unmatched } from './unmatched-sync-ids.js'
+import type { SyncData } from './schemas.js'
+import type { SyncBatch } from './sync-batch.js'
 import { writeOutstandingShipments, DEFAULT_CHUNK_SIZE } from './write-outstanding.js'
 
 /*
@@ -11,31 +13,19 @@ import { writeOutstandingShipments, DEFAULT_CHUNK_SIZE } from './write-outstandi
  * (setting a value twice is the same as once). A deadlock or serialization failure is retried here.
  */
 
-export interface OutstandingShipmentSyncResult {
-  received: number
-  inserted: number
-  updated: number
-  /** Keys whose stored quantity already had the sent value: not written. */
-  unchanged: number
-  /** Valid rows superseded by a later row of the same key in the same request. */
-  duplicates: number
-  failed: number
-  errors: RowError[]
-  unmatched: Unmatched
+export interface SyncOptions {
+  chunkSize?: number
+  /** The request's Idempotency-Key: its first outcome is stored with the rows and replayed to a retry. */
+  idempotency?: IdempotencyRequest
 }
 
-export interface SyncOptions { chunkSize?: number }
-
+/** Runs in its own transaction, retried on conflicts; a commit cut off by a lost connection is checked. */
 export async function syncOutstandingShipments (
-  sql: postgres.Sql, sellerId: number, batch: SyncBatch, options: SyncOptions = {}
-): Promise<OutstandingShipmentSyncResult> {
+  db: Db, sellerId: number, batch: SyncBatch, options: SyncOptions = {}
+): Promise<SyncData & { replayed?: true }> {
   const keys = batch.retailerSyncIds.length
-  const none = { count: 0, examples: [] }
-  const written = keys === 0
-    ? { inserted: 0, updated: 0, unmatched: { retailerSyncIds: none, shopSyncIds: none, offerSyncIds: none } }
-    : await retryOnConflict(() => sql.begin((tx) =>
-      writeOutstandingShipments(tx, sellerId, batch, options.chunkSize ?? DEFAULT_CHUNK_SIZE)))
-  return {
+  const key = options.idempotency
+  const outcome = (written: { inserted: number, updated: number, unmatched: SyncData['unmatched'] }): SyncData => ({
     received: batch.received,
     inserted: written.inserted,
     updated: written.updated,
@@ -44,5 +34,18 @@ export async function syncOutstandingShipments (
     failed: batch.errors.length,
     errors: batch.errors,
     unmatched: written.unmatched
-  }
+  })
+  const none = { count: 0, examples: [] }
+  const nothing = { inserted: 0, updated: 0, unmatched: { retailerSyncIds: none, shopSyncIds: none, offerSyncIds: none } }
+  if (keys === 0 && key === undefined) return outcome(nothing)
+  return retryOnConflict(() => transaction(db, async (tx) => {
+    if (key) {
+      const stored = await claimIdempotencyKey<SyncData>(tx, key)
+      if (stored) return { ...stored, replayed: true as const }
+    }
+    const result = outcome(keys === 0 ? nothing : await writeOutstandingShipments(tx, sellerId, batch, options.chunkSize ?? DEFAULT_CHUNK_SIZE))
+    // The answer commits with the rows it reports.
+    if (key) await storeOutcome(tx, key, result)
+    return result
+  }))
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { isStorableText, unstorableTextRule } from '../db/storable-text.js'
 import { JsonNumber, jsonValue } from './json-number-text.js'
 
 /*
@@ -28,7 +29,7 @@ export const OutstandingShipmentRecord = Type.Object({
   shopSyncId: Type.Optional(Type.Union([SyncId, Type.Null()])),
   offerSyncId: SyncId,
   outstandingQuantity: Quantity
-})
+}, { title: 'SyncRow', description: 'One outstanding shipment record (spec 2.11); shopSyncId null or absent when no shop is available' })
 
 const checkRecord = TypeCompiler.Compile(OutstandingShipmentRecord)
 const checkSyncId = TypeCompiler.Compile(SyncId)
@@ -49,7 +50,20 @@ export interface OutstandingShipmentRow {
   outstandingQuantity: string
 }
 
-export type RowCheck = { row: OutstandingShipmentRow, error?: undefined } | { row?: undefined, error: string }
+/**
+ * The code of a row's error (additive to the contract: `data.errors[].code`): that of its first broken
+ * field, in field order; the text lists them all.
+ */
+export const RowErrorCode = {
+  notAnObject: 'ROW_NOT_OBJECT',
+  missing: 'FIELD_REQUIRED',
+  syncId: 'INVALID_SYNC_ID',
+  quantity: 'INVALID_QUANTITY',
+  unstorable: 'UNSTORABLE_TEXT'
+} as const
+export type RowErrorCodeValue = (typeof RowErrorCode)[keyof typeof RowErrorCode]
+
+export type RowCheck = { row: OutstandingShipmentRow, error?: undefined } | { row?: undefined, error: string, code: RowErrorCodeValue }
 
 const syncIdRule = `a non-empty string of at most ${SYNC_ID_MAX_LENGTH} characters`
 const fieldRule: Record<Field, string> = {
@@ -59,15 +73,13 @@ const fieldRule: Record<Field, string> = {
   outstandingQuantity: 'outstandingQuantity must be a finite number of at least 0, or a numeric string such as "10.500"'
 }
 
-const BAD_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
 function isPlainObject (v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
 /** Text the database would refuse or change: NUL (text columns cannot hold it) or a lone surrogate. */
 function badText (v: unknown): boolean {
-  return typeof v === 'string' && BAD_TEXT.test(v)
+  return typeof v === 'string' && !isStorableText(v)
 }
 
 /** Why a numeric text that passed the grammar still cannot be stored as the same value, or null. */
@@ -85,7 +97,7 @@ function quantityTextProblem (text: string): string | null {
 
 /** Checks one element of the request array; an absent shopSyncId is read as null (the same key). */
 export function checkOutstandingShipmentRow (raw: unknown): RowCheck {
-  if (!isPlainObject(raw)) return { error: 'Row must be a JSON object with retailerSyncId, offerSyncId and outstandingQuantity' }
+  if (!isPlainObject(raw)) return { error: 'Row must be a JSON object with retailerSyncId, offerSyncId and outstandingQuantity', code: RowErrorCode.notAnObject }
   const quantity = jsonValue(raw.outstandingQuantity)
   const candidate: Record<string, unknown> = {
     retailerSyncId: jsonValue(raw.retailerSyncId),
@@ -108,25 +120,26 @@ export function checkOutstandingShipmentRow (raw: unknown): RowCheck {
       }
     }
   }
-  return { error: explain(candidate, quantityText) }
+  return explain(candidate, quantityText)
 }
 
-/** Every broken field of a row, in field order, one sentence each. */
-function explain (candidate: Record<string, unknown>, quantityText: unknown): string {
-  const messages: string[] = []
+/** Every broken field of a row, in field order, one sentence each; the code is the first one's. */
+function explain (candidate: Record<string, unknown>, quantityText: unknown): { error: string, code: RowErrorCodeValue } {
+  const problems: Array<[string, RowErrorCodeValue]> = []
   for (const field of FIELDS) {
     const value = candidate[field]
     if (value === undefined) {
-      if (field !== 'shopSyncId') messages.push(`${field} is required`)
+      if (field !== 'shopSyncId') problems.push([`${field} is required`, RowErrorCode.missing])
     } else if (field === 'outstandingQuantity') {
       const numeric = typeof value === 'number' || (typeof value === 'string' && NUMERIC.test(value))
       const problem = numeric ? quantityTextProblem(quantityText as string) : fieldRule[field]
-      if (problem) messages.push(problem)
+      if (problem) problems.push([problem, RowErrorCode.quantity])
     } else if (!checkField[field].Check(value)) {
-      messages.push(fieldRule[field])
+      problems.push([fieldRule[field], RowErrorCode.syncId])
     } else if (badText(value)) {
-      messages.push(`${field} must not contain NUL characters or unpaired surrogates`)
+      problems.push([unstorableTextRule(field), RowErrorCode.unstorable])
     }
   }
-  return messages.join('; ') || 'Row is not a valid outstanding shipment record'
+  if (problems.length === 0) return { error: 'Row is not a valid outstanding shipment record', code: RowErrorCode.notAnObject }
+  return { error: problems.map(([text]) => text).join('; '), code: problems[0]![1] }
 }

@@ -1,6 +1,8 @@
-import type postgres from 'postgres'
+import { sql, type SQL } from 'drizzle-orm'
+import type { Tx } from '../db/client.js'
 import type { SyncBatch } from './sync-batch.js'
-import { UnmatchedCollector, type Unmatched } from './unmatched-sync-ids.js'
+import type { Unmatched } from './schemas.js'
+import { UnmatchedCollector } from './unmatched-sync-ids.js'
 
 /*
  * The set-based write: one statement per chunk, one text[] parameter per column, unnest'ed in the batch's
@@ -13,16 +15,15 @@ import { UnmatchedCollector, type Unmatched } from './unmatched-sync-ids.js'
 
 /**
  * The merge and the unmatched report over an `input` relation (retailer_sync_id, shop_sync_id,
- * offer_sync_id, quantity, n); $1 is the seller. Exported so the bench can run the same merge over
- * a COPY-filled temp table.
+ * offer_sync_id, quantity, n). Exported so the bench can run the same merge over a COPY-filled temp table.
  */
-export function mergeStatement (input: string): string {
-  return `
+export function mergeStatement (sellerId: number, input: SQL): SQL {
+  return sql`
 with
   input as (${input}),
   written as (
     insert into outstanding_shipments as s (seller_id, retailer_sync_id, shop_sync_id, offer_sync_id, outstanding_quantity)
-    select $1::int, retailer_sync_id, shop_sync_id, offer_sync_id, quantity::numeric from input order by n
+    select ${sellerId}::int, retailer_sync_id, shop_sync_id, offer_sync_id, quantity::numeric from input order by n
     on conflict on constraint outstanding_shipments_key do update
       set outstanding_quantity = excluded.outstanding_quantity, updated_at = now()
       where s.outstanding_quantity is distinct from excluded.outstanding_quantity
@@ -32,27 +33,30 @@ select
   (select count(*) filter (where inserted) from written)::int as inserted,
   (select count(*) filter (where not inserted) from written)::int as updated,
   array(select i.retailer_sync_id from input i
-        where not exists (select 1 from retailers x where x.seller_id = $1 and x.sync_id = i.retailer_sync_id)
+        where not exists (select 1 from retailers x where x.seller_id = ${sellerId}::int and x.sync_id = i.retailer_sync_id)
         group by i.retailer_sync_id order by min(i.n)) as unmatched_retailers,
   array(select i.shop_sync_id from input i
         where i.shop_sync_id is not null
-          and not exists (select 1 from shops x where x.seller_id = $1 and x.sync_id = i.shop_sync_id)
+          and not exists (select 1 from shops x where x.seller_id = ${sellerId}::int and x.sync_id = i.shop_sync_id)
         group by i.shop_sync_id order by min(i.n)) as unmatched_shops,
   array(select i.offer_sync_id from input i
-        where not exists (select 1 from offers x where x.seller_id = $1 and x.offer_sync_id = i.offer_sync_id)
+        where not exists (select 1 from offers x where x.seller_id = ${sellerId}::int and x.offer_sync_id = i.offer_sync_id)
         group by i.offer_sync_id order by min(i.n)) as unmatched_offers`
 }
 
-const WRITE_CHUNK = mergeStatement(`
-    select * from unnest($2::text[], $3::text[], $4::text[], $5::text[])
-      with ordinality as u(retailer_sync_id, shop_sync_id, offer_sync_id, quantity, n)`)
+/** One chunk of the batch, one text[] parameter per column, unnest'ed in the batch's (sorted) order. */
+function chunkInput (retailerSyncIds: string[], shopSyncIds: Array<string | null>, offerSyncIds: string[], quantities: string[]): SQL {
+  return sql`select * from unnest(${sql.param(retailerSyncIds)}::text[], ${sql.param(shopSyncIds)}::text[],
+      ${sql.param(offerSyncIds)}::text[], ${sql.param(quantities)}::text[])
+    with ordinality as u(retailer_sync_id, shop_sync_id, offer_sync_id, quantity, n)`
+}
 
 /** Rows per statement: round trips amortised, parameter strings still small enough to die young. */
 export const DEFAULT_CHUNK_SIZE = 5_000
 
 export interface WriteResult { inserted: number, updated: number, unmatched: Unmatched }
 
-interface ChunkRow {
+type ChunkRow = {
   inserted: number
   updated: number
   unmatched_retailers: string[]
@@ -60,21 +64,15 @@ interface ChunkRow {
   unmatched_offers: string[]
 }
 
-export async function writeOutstandingShipments (
-  tx: postgres.TransactionSql, sellerId: number, batch: SyncBatch, chunkSize = DEFAULT_CHUNK_SIZE
-): Promise<WriteResult> {
+export async function writeOutstandingShipments (tx: Tx, sellerId: number, batch: SyncBatch, chunkSize = DEFAULT_CHUNK_SIZE): Promise<WriteResult> {
   let inserted = 0
   let updated = 0
   const unmatched = new UnmatchedCollector()
   for (let start = 0; start < batch.retailerSyncIds.length; start += chunkSize) {
     const end = start + chunkSize
-    const [row] = await tx.unsafe<ChunkRow[]>(WRITE_CHUNK, [
-      sellerId,
-      batch.retailerSyncIds.slice(start, end),
-      batch.shopSyncIds.slice(start, end),
-      batch.offerSyncIds.slice(start, end),
-      batch.quantities.slice(start, end)
-    ] as never[])
+    const [row] = await tx.execute<ChunkRow>(mergeStatement(sellerId, chunkInput(
+      batch.retailerSyncIds.slice(start, end), batch.shopSyncIds.slice(start, end),
+      batch.offerSyncIds.slice(start, end), batch.quantities.slice(start, end))))
     inserted += row.inserted
     updated += row.updated
     unmatched.add(row.unmatched_retailers, row.unmatched_shops, row.unmatched_offers)

@@ -1,10 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
-import { enqueueNotifications, removeJobs } from '../effects/batch-jobs.js'
-import {
-  autoRejectJobKey, notificationEventId, TASKS, type NotificationChannel, type NotificationEventType, type NotifyPayload
-} from '../effects/jobs.js'
-import type { PlannedChange } from './plan-change.js'
+import { enqueueNotifications, removeJobs } from '../effects/enqueue.js'
+import { autoRejectJobKey, eventTypeOf, NOTIFICATION_CHANNELS, notificationEventId, TASKS, type NotifyPayload } from '../effects/jobs.js'
+import type { Actor, PlannedChange } from './plan-change.js'
 import { formatCents } from './points.js'
 import { isActionable, type TargetStatus } from './state-machine.js'
 
@@ -19,28 +17,14 @@ import { isActionable, type TargetStatus } from './state-machine.js'
  * (order_id, kind) for the daily-deal quantity, payout moves only from ON_HOLD, notification event ids.
  */
 
-export interface ChangeContext {
-  sellerId: number
-  /** The credential that asked; null for the system (auto-rejection). */
-  credentialId: number | null
-  source: 'api' | 'auto-reject'
-}
-
 /** Days after completion at which a prepaid order's payout is scheduled (the seed uses the same). */
 export const PAYOUT_DELAY_DAYS = 7
 export const DEAL_QUANTITY_RETURNED = 'DEAL_QUANTITY_RETURNED'
 
-const EVENT_TYPES: Record<TargetStatus, NotificationEventType> = {
-  ORDER_ACCEPTED: 'order.accepted',
-  ORDER_REJECTED_BY_SELLER: 'order.rejected',
-  ORDER_COMPLETED_BY_SELLER: 'order.completed'
-}
-const CHANNELS: NotificationChannel[] = ['seller', 'customer', 'messaging']
-
 const json = (rows: unknown[]): SQL => sql`${JSON.stringify(rows)}::json`
 const bigintArray = (ids: number[]): SQL => sql`${`{${ids.join(',')}}`}::bigint[]`
 
-export async function applyChanges (tx: Tx, changes: PlannedChange[], context: ChangeContext): Promise<void> {
+export async function applyChanges (tx: Tx, changes: PlannedChange[], actor: Actor): Promise<void> {
   if (changes.length === 0) return
   const accepted = changes.filter((c) => c.toStatus === 'ORDER_ACCEPTED')
   const rejected = changes.filter((c) => c.toStatus === 'ORDER_REJECTED_BY_SELLER')
@@ -50,15 +34,15 @@ export async function applyChanges (tx: Tx, changes: PlannedChange[], context: C
   // on the transaction's connection), so a change costs one round trip of latency, not ten.
   const writes: Array<Promise<unknown>> = [
     updateOrders(tx, changes),
-    insertHistory(tx, changes, context),
-    deductPoints(tx, accepted, context.sellerId),
+    insertHistory(tx, changes, actor),
+    deductPoints(tx, accepted, actor.sellerId),
     removeAutoRejectJobs(tx, [...accepted, ...rejected]),
-    recordRefunds(tx, rejected, context.sellerId),
+    recordRefunds(tx, rejected, actor.sellerId),
     returnDealQuantity(tx, rejected),
     movePayouts(tx, completed, 'SCHEDULED'),
     // A rejected prepaid order will never be paid out (the seed models it the same way).
     movePayouts(tx, rejected, 'CANCELLED'),
-    enqueueNotifications(tx, notifications(changes, context.sellerId))
+    enqueueNotifications(tx, notifications(changes, actor.sellerId))
   ]
   // Wait for every statement before reporting a failure: the caller then rolls back a savepoint, which
   // must not overtake statements still queued on the connection.
@@ -78,11 +62,11 @@ async function updateOrders (tx: Tx, changes: PlannedChange[]): Promise<void> {
     where o.id = c.id`)
 }
 
-async function insertHistory (tx: Tx, changes: PlannedChange[], context: ChangeContext): Promise<void> {
+async function insertHistory (tx: Tx, changes: PlannedChange[], actor: Actor): Promise<void> {
   const rows = changes.map((c) => ({ order_id: c.order.id, from_status: c.fromStatus, to_status: c.toStatus, reason: c.reason }))
   await tx.execute(sql`
     insert into order_status_history (order_id, from_status, to_status, reason, credential_id, source)
-    select c.order_id, c.from_status::order_status, c.to_status::order_status, c.reason, ${context.credentialId}::int, ${context.source}::text
+    select c.order_id, c.from_status::order_status, c.to_status::order_status, c.reason, ${actor.credentialId}::int, ${actor.source}::change_source
     from json_to_recordset(${json(rows)}) as c(order_id bigint, from_status text, to_status text, reason text)`)
 }
 
@@ -169,9 +153,9 @@ async function movePayouts (tx: Tx, changes: PlannedChange[], to: 'SCHEDULED' | 
 
 function notifications (changes: PlannedChange[], sellerId: number): NotifyPayload[] {
   const occurredAt = new Date().toISOString()
-  return changes.flatMap((c) => CHANNELS.map((channel): NotifyPayload => ({
+  return changes.flatMap((c) => NOTIFICATION_CHANNELS.map((channel): NotifyPayload => ({
     eventId: notificationEventId(c.order.id, c.toStatus, channel),
-    eventType: EVENT_TYPES[c.toStatus],
+    eventType: eventTypeOf(c.toStatus),
     channel,
     orderId: c.order.id,
     sellerId,

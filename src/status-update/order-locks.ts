@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
-import type { OrderStatus } from '../db/schema.js'
+import type { OrderStatus, PaymentMode, SellerStatus } from '../db/schema.js'
 
 /*
  * The rows a status change decides on, read under row locks so two batches never decide on the same
@@ -15,7 +15,7 @@ import type { OrderStatus } from '../db/schema.js'
 
 export interface LockedSeller {
   id: number
-  status: 'active' | 'suspended'
+  status: SellerStatus
   pointsBalance: string
   takeRate: string
 }
@@ -24,7 +24,7 @@ export interface LockedOrder {
   id: number
   storeId: number
   status: OrderStatus
-  paymentMode: 'ONLINE_PAID' | 'PREPAID' | 'CASH_ON_DELIVERY'
+  paymentMode: PaymentMode
   orderTotalFinal: string
   currencyCode: string
   /** Where the messaging app reaches the retailer: whatsapp, else phone (null when neither is known). */
@@ -32,38 +32,85 @@ export interface LockedOrder {
 }
 
 export async function lockSeller (tx: Tx, sellerId: number): Promise<LockedSeller | undefined> {
-  const rows = await tx.execute<{ id: number, status: 'active' | 'suspended', points_balance: string, take_rate: string }>(sql`
+  const rows = await tx.execute<{ id: number, status: SellerStatus, points_balance: string, take_rate: string }>(sql`
     select id, status, points_balance, take_rate from sellers where id = ${sellerId} for no key update`)
   const row = rows[0]
   return row && { id: row.id, status: row.status, pointsBalance: row.points_balance, takeRate: row.take_rate }
 }
 
+/** The orders locked, and those held by another transaction for longer than the session's lock_timeout. */
+export interface LockedOrders {
+  orders: Map<number, LockedOrder>
+  /** Orders that exist but could not be locked in time: each is that order's storage failure alone. */
+  busy: Set<number>
+}
+
+/** A lock the session's lock_timeout gave up on. */
+export class OrderLockTimeout extends Error {
+  override name = 'OrderLockTimeout'
+  constructor (readonly orderId: number) {
+    super(`order ${orderId} is locked by another transaction for longer than lock_timeout`)
+  }
+}
+
+const isLockTimeout = (err: unknown): boolean => (err as { code?: unknown, cause?: { code?: unknown } }).code === '55P03' ||
+  (err as { cause?: { code?: unknown } }).cause?.code === '55P03'
+
 /**
  * The seller's live orders among these ids, locked in id order. Another seller's order and a
  * soft-deleted one are simply absent: the caller reports both as not found, so nothing leaks.
+ *
+ * Racing batches queue on each other's orders as before; but should one order stay locked longer than
+ * the session's lock_timeout (a stuck transaction elsewhere), the wait is given up in a savepoint and the
+ * orders are locked again without waiting (SKIP LOCKED): the ones still held are reported `busy`, so
+ * they alone fail and the rest of the batch goes on.
  */
-export async function lockOrders (tx: Tx, sellerId: number, orderIds: number[]): Promise<Map<number, LockedOrder>> {
+export async function lockOrders (tx: Tx, sellerId: number, orderIds: number[]): Promise<LockedOrders> {
   const ids = [...new Set(orderIds)].sort((a, b) => a - b)
   const found = new Map<number, LockedOrder>()
-  if (ids.length === 0) return found
-  const rows = await tx.execute<{
-    id: string, store_id: number, status: OrderStatus, payment_mode: LockedOrder['paymentMode'],
-    order_total_final: string, currency_code: string, recipient: string | null
-  }>(sql`
+  const busy = new Set<number>()
+  if (ids.length === 0) return { orders: found, busy }
+  const idArray = `{${ids.join(',')}}`
+  const select = (wait: boolean) => sql`
     select o.id, o.store_id, o.status, o.payment_mode, o.order_total_final, o.currency_code,
            coalesce(nullif(r.whatsapp, ''), nullif(r.phone, '')) as recipient
     from orders o join retailers r on r.id = o.retailer_id
-    where o.id = any(${`{${ids.join(',')}}`}::bigint[]) and o.seller_id = ${sellerId} and not o.is_deleted
+    where o.id = any(${idArray}::bigint[]) and o.seller_id = ${sellerId} and not o.is_deleted
     order by o.id
-    for no key update of o`)
+    for no key update of o ${wait ? sql`` : sql`skip locked`}`
+  type Row = {
+    id: string,
+    store_id: number,
+    status: OrderStatus,
+    payment_mode: LockedOrder['paymentMode'],
+    order_total_final: string,
+    currency_code: string,
+    recipient: string | null
+  }
+  let rows: Row[]
+  try {
+    rows = await tx.transaction((savepoint) => savepoint.execute<Row>(select(true)))
+  } catch (err) {
+    if (!isLockTimeout(err)) throw err
+    rows = await tx.execute<Row>(select(false))
+    const live = await tx.execute<{ id: string }>(sql`
+      select id from orders where id = any(${idArray}::bigint[]) and seller_id = ${sellerId} and not is_deleted`)
+    const locked = new Set(rows.map((r) => Number(r.id)))
+    for (const { id } of live) if (!locked.has(Number(id))) busy.add(Number(id))
+  }
   for (const row of rows) {
     const id = Number(row.id)
     found.set(id, {
-      id, storeId: row.store_id, status: row.status, paymentMode: row.payment_mode,
-      orderTotalFinal: row.order_total_final, currencyCode: row.currency_code, messagingRecipient: row.recipient
+      id,
+      storeId: row.store_id,
+      status: row.status,
+      paymentMode: row.payment_mode,
+      orderTotalFinal: row.order_total_final,
+      currencyCode: row.currency_code,
+      messagingRecipient: row.recipient
     })
   }
-  return found
+  return { orders: found, busy }
 }
 
 /**

@@ -1,13 +1,24 @@
-import type { OrderStatus } from '../db/schema.js'
-import { OrderErrorText } from '../errors.js'
+import type { ChangeSource, OrderStatus } from '../db/schema.js'
+import { isStorableText } from '../db/storable-text.js'
 import type { LockedOrder, LockedSeller } from './order-locks.js'
 import { takeRateCents, toCents } from './points.js'
-import { canTransition, type TargetStatus } from './state-machine.js'
+import { canTransition, isTargetStatus, type TargetStatus } from './state-machine.js'
+import { OrderErrorText } from './texts.js'
 
 /*
- * Deciding what one requested change does, from rows already read under lock. Pure: the batch decides
- * every order in memory, then writes all the decided changes with set-based statements.
+ * Deciding what one requested change does, from rows already read under lock. Pure: every order is
+ * decided in memory, then all the decided changes are written with set-based statements.
  */
+
+/** Who changes orders: a seller (through one of its credentials, maybe narrowed to stores) or the system. */
+export interface Actor {
+  sellerId: number
+  /** The credential that asked; null for the system (auto-rejection). */
+  credentialId: number | null
+  /** The credential's store narrowing; null: every store of the seller. */
+  storeIds: number[] | null
+  source: ChangeSource
+}
 
 export interface ChangeRequest {
   orderId: number
@@ -42,25 +53,30 @@ export function sellerState (seller: LockedSeller): SellerState {
   return { id: seller.id, active: seller.status === 'active', takeRate: seller.takeRate, balanceCents: toCents(seller.pointsBalance) }
 }
 
-/** What can be said of a request before reading any row. */
+/**
+ * What can be said of a request before reading any row, checked once where a request is made (a batch
+ * item, the one-order change); the decisions below take it as given.
+ */
 export function requestError (request: ChangeRequest): string | null {
   if (!Number.isSafeInteger(request.orderId) || request.orderId < 1) return OrderErrorText.badOrderId
+  if (!isTargetStatus(request.toStatus)) return OrderErrorText.invalidStatus
   if (request.toStatus === 'ORDER_REJECTED_BY_SELLER' && (request.reason === null || request.reason.trim() === '')) {
     return OrderErrorText.reasonRequired
   }
+  // Stored in the history (and sent in notifications) for any status: text the database cannot hold
+  // is the client's mistake, not a storage failure.
+  if (request.reason !== null && !isStorableText(request.reason)) return OrderErrorText.reasonUnstorable
   return null
 }
 
 /**
- * The decision for one request. `storeIds` is the credential's narrowing (null: every store). The seller
- * state is needed only for acceptances. Checks run in the order a client can act on: existence,
- * authorization, no-op, transition, eligibility, points.
+ * The decision for one valid request (requestError said nothing). `storeIds` is the credential's
+ * narrowing (null: every store). The seller state is needed only for acceptances. Checks run in the
+ * order a client can act on: existence, authorization, no-op, transition, eligibility, points.
  */
 export function decideChange (
   request: ChangeRequest, order: LockedOrder | undefined, seller: SellerState | undefined, storeIds: number[] | null
 ): Decision {
-  const invalid = requestError(request)
-  if (invalid) return { kind: 'error', error: invalid }
   if (!order) return { kind: 'error', error: OrderErrorText.notFound }
   if (storeIds !== null && !storeIds.includes(order.storeId)) return { kind: 'error', error: OrderErrorText.notAuthorized }
   // A retry of a change already made succeeds and does nothing (no second deduction, refund or message).

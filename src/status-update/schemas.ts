@@ -2,8 +2,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { TARGET_STATUSES } from './state-machine.js'
 
 /*
- * TypeBox schemas of the status update: the request, one item, and every response. They validate the
- * items (status-item.ts) and describe the route for the OpenAPI document.
+ * TypeBox schemas of the status update: the request, one item, and the answer's data. They validate the
+ * items (status-item.ts) and describe the route (routes/status-update.ts wraps the data in the envelope).
  */
 
 /** At most this many items per call (decisions.md); more is a 400 that names the limit. */
@@ -27,7 +27,7 @@ export const StatusUpdateItemSchema = Type.Object({
   Order_id: OrderIdSchema,
   Order_Status: TargetStatusSchema,
   reason: Type.Optional(ReasonSchema)
-}, { description: 'One order status update (spec 2.10)' })
+}, { title: 'StatusUpdateItem', description: 'One order status update (spec 2.10)' })
 export type StatusUpdateItem = Static<typeof StatusUpdateItemSchema>
 
 /**
@@ -42,30 +42,19 @@ export const StatusUpdateBodySchema = Type.Object({
 
 export const OrderErrorSchema = Type.Object({
   orderId: Type.Union([Type.Integer(), Type.Null()], { description: 'Null when the item carried no usable Order_id' }),
-  error: Type.String()
-})
+  error: Type.String({ description: 'One of the texts of spec 7.2 / decisions.md' }),
+  // Additive (not in spec 4.2): the text's code, for clients that branch on it (README "Error codes").
+  code: Type.String({ description: 'The machine-readable code of the error: ORDER_NOT_FOUND, INVALID_STATUS, REASON_REQUIRED, …' })
+}, { title: 'OrderError' })
 export type OrderError = Static<typeof OrderErrorSchema>
 
 export const BatchDataSchema = Type.Object({
-  successful: Type.Integer({ minimum: 0 }),
-  failed: Type.Integer({ minimum: 0 }),
-  errors: Type.Array(OrderErrorSchema)
-})
+  successful: Type.Integer({ minimum: 0, description: 'Items whose order now has the asked status, changed by this call or already so' }),
+  failed: Type.Integer({ minimum: 0, description: 'Items listed in errors' }),
+  errors: Type.Array(OrderErrorSchema, { description: 'One per failed item, in item order' }),
+  // Additive (not in spec 4.2): lets a retrying client tell a change it made from one already made.
+  unchangedOrderIds: Type.Array(Type.Integer(), {
+    description: 'Orders of successful items that already had the asked status: nothing was done for them (no second deduction, refund or notification). In item order.'
+  })
+}, { title: 'StatusUpdateData' })
 export type BatchData = Static<typeof BatchDataSchema>
-
-export const SuccessEnvelopeSchema = Type.Object({
-  error: Type.Literal(false),
-  status: Type.Literal(true),
-  statusCode: Type.Literal(200),
-  message: Type.String(),
-  data: BatchDataSchema
-})
-
-/** Request-level failures; `data` is present only in the invalid-status case (spec 7.2). */
-export const FailureEnvelopeSchema = Type.Object({
-  error: Type.Literal(true),
-  status: Type.Literal(false),
-  statusCode: Type.Integer(),
-  message: Type.String(),
-  data: Type.Optional(BatchDataSchema)
-})

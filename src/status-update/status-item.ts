@@ -1,7 +1,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { OrderErrorText } from '../errors.js'
-import type { ChangeRequest } from './plan-change.js'
+import { requestError, type ChangeRequest } from './plan-change.js'
 import { OrderIdSchema, StatusUpdateItemSchema, TargetStatusSchema } from './schemas.js'
+import { OrderErrorText } from './texts.js'
 
 /*
  * One item of the batch, validated on its own with TypeBox's compiled checkers: a bad item becomes a
@@ -29,15 +29,18 @@ function orderIdOf (item: Record<string, unknown>): number | null {
 }
 
 /**
- * Checks run in this order: item shape, Order_id, Order_Status; the reason of a rejection is checked
- * with the other request rules (plan-change.ts). A reason that is not a string is ignored unless the
- * item is a rejection, where it counts as missing.
+ * Checks run in this order: item shape, Order_Status, Order_id, then the request rules (a rejection's
+ * reason, storable text). The status comes before the id because a status that is not one of the three
+ * makes the whole answer spec 7.2's 400, whatever else is wrong with the item (its orderId is then null
+ * when the id is unusable too). A reason that is not a string is ignored unless the item is a rejection,
+ * where it counts as missing. Every check of an item runs here, once.
  */
 export function parseItem (raw: unknown): ParsedItem {
   if (!isRecord(raw)) return { ok: false, orderId: null, error: OrderErrorText.itemNotObject }
   const orderId = itemCheck.Check(raw) ? Number(raw.Order_id) : orderIdOf(raw)
-  if (orderId === null || !Number.isSafeInteger(orderId)) return { ok: false, orderId: null, error: OrderErrorText.badOrderId }
   if (!statusCheck.Check(raw.Order_Status)) return { ok: false, orderId, error: OrderErrorText.invalidStatus }
-  const reason = typeof raw.reason === 'string' ? raw.reason : null
-  return { ok: true, request: { orderId, toStatus: raw.Order_Status, reason } }
+  if (orderId === null || !Number.isSafeInteger(orderId)) return { ok: false, orderId: null, error: OrderErrorText.badOrderId }
+  const request: ChangeRequest = { orderId, toStatus: raw.Order_Status, reason: typeof raw.reason === 'string' ? raw.reason : null }
+  const invalid = requestError(request)
+  return invalid ? { ok: false, orderId, error: invalid } : { ok: true, request }
 }

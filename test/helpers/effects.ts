@@ -1,11 +1,12 @@
 import { Writable } from 'node:stream'
 import pino, { type Logger } from 'pino'
 import type { Test } from 'tap'
-import type { Database } from '../../src/db/client.js'
+import type { TestDatabase as Database } from './build.js'
 import { loadConfig } from '../../src/config.js'
-import { enqueueNotification, notificationEventId, type NotificationChannel, type NotificationEventType, type NotifyPayload } from '../../src/effects/jobs.js'
+import { EVENT_STATUS, notificationEventId, type NotificationChannel, type NotificationEventType, type NotifyPayload } from '../../src/effects/jobs.js'
+import { enqueueNotification } from './jobs.js'
 import { startEffectsWorker, type EffectsWorker } from '../../src/effects/worker.js'
-import { EVENT_STATUS } from '../../src/effects/notification.js'
+import { effectsTasks } from '../../src/worker-tasks.js'
 
 /** A pino logger whose lines land in an array, to assert what was logged at which level. */
 export function captureLogger (level: pino.LevelWithSilent = 'debug'): { logger: Logger, lines: Array<Record<string, any>> } {
@@ -25,7 +26,9 @@ export function workerEnv (database: Database, env: Record<string, string> = {})
 }
 
 export async function startTestWorker (t: Test, database: Database, env: Record<string, string> = {}, logger?: Logger): Promise<EffectsWorker> {
-  const worker = await startEffectsWorker({ config: workerEnv(database, env), database, logger: logger ?? pino({ level: 'silent' }) })
+  const config = workerEnv(database, env)
+  const log = (logger ?? pino({ level: 'silent' })).child({ component: 'effects-worker' })
+  const worker = await startEffectsWorker({ config, url: database.url, logger: log, ...effectsTasks(config, database, log) })
   t.teardown(() => worker.stop())
   return worker
 }

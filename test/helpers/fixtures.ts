@@ -1,4 +1,4 @@
-import type { Database } from '../../src/db/client.js'
+import type { TestDatabase as Database } from './build.js'
 import { sellers, stores } from '../../src/db/schema.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import type { CredentialKind, Environment } from '../../src/db/schema.js'

@@ -1,4 +1,4 @@
-import type { Database } from '../../src/db/client.js'
+import type { TestDatabase as Database } from './build.js'
 import { items, offers, orderItems, orders, retailers, sellingUnits, shops, skus } from '../../src/db/schema.js'
 
 /*
@@ -15,7 +15,12 @@ export async function createCatalogue (database: Database, seller: { sellerId: n
   const [item] = await db.insert(items).values({ sellerId: seller.sellerId, itemName: `Item ${tag}`, itemSyncId: `ITEM-${tag}` }).returning({ id: items.id })
   const [sku] = await db.insert(skus).values({ sellerId: seller.sellerId, itemId: item.id, skuNickName: `Sku ${tag}`, images: [`https://img/${tag}.jpg`], tags: ['tea', tag] }).returning({ id: skus.id })
   const [offer] = await db.insert(offers).values({
-    sellerId: seller.sellerId, skuId: sku.id, offerSyncId: `VAR-${tag}`, purchasePrice: '80.10', mrpPriceAmount: '120.00', finalPriceWithTax: '105.25',
+    sellerId: seller.sellerId,
+    skuId: sku.id,
+    offerSyncId: `VAR-${tag}`,
+    purchasePrice: '80.10',
+    mrpPriceAmount: '120.00',
+    finalPriceWithTax: '105.25',
     priceRange: [{ minQuantity: 1, maxQuantity: 9, price: 105.25 }, { minQuantity: 10, maxQuantity: null, price: 99.5 }]
   }).returning({ id: offers.id })
   await db.insert(sellingUnits).values([

@@ -15,8 +15,14 @@ t.test('auto-rejection of a placed order: every reject effect, system as the aut
     and payment_mode = 'ONLINE_PAID' and not is_deleted order by id limit 1`
   const orderId = Number(placed.id)
   const input: ChangeOrderStatusInput = {
-    sellerId: seller.companyId, orderId, toStatus: 'ORDER_REJECTED_BY_SELLER', reason: 'Not accepted in time',
-    credentialId: null, storeIds: null, source: 'auto-reject', onlyFrom: 'ORDER_PLACED'
+    sellerId: seller.companyId,
+    orderId,
+    toStatus: 'ORDER_REJECTED_BY_SELLER',
+    reason: 'Not accepted in time',
+    credentialId: null,
+    storeIds: null,
+    source: 'auto-reject',
+    onlyFrom: 'ORDER_PLACED'
   }
   t.same(await database.db.transaction((tx) => changeOrderStatus(tx, input)), { ok: true, changed: true })
   t.same(await database.db.transaction((tx) => changeOrderStatus(tx, input)), { ok: true, changed: false }, 'a second run does nothing')

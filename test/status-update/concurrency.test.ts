@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import type { Caller } from '../../src/credentials/service.js'
-import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
+import { updateOrderStatusesWith } from '../../bench/status-update/strategies.js'
 import { accept, complete, createShop, post, queuedJobs, reject, type Item } from './helpers.js'
 
 /*
@@ -47,8 +47,8 @@ t.test('parallel batches on the same orders and seller', async (t) => {
   const responses = await Promise.all([
     ...httpBatches.map((batch) => post(app, key, { order_status: batch })),
     // The other two ways of writing a batch race too: they take the same locks in the same order.
-    updateOrderStatuses(database.db, caller, shuffled([...rejectSome, ...acceptAll], 3), { strategy: 'savepoint-per-order' }),
-    updateOrderStatuses(database.db, caller, shuffled(acceptAll, 5), { strategy: 'transaction-per-order' })
+    updateOrderStatusesWith('savepoint-per-order', database.db, caller, shuffled([...rejectSome, ...acceptAll], 3)),
+    updateOrderStatusesWith('transaction-per-order', database.db, caller, shuffled(acceptAll, 5))
   ])
   for (const res of responses.slice(0, httpBatches.length) as Array<{ statusCode: number, body: { data: { failed: number, errors: Array<{ error: string }> } } }>) {
     t.equal(res.statusCode, 200)

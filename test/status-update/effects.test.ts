@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build } from '../helpers/build.js'
-import { accept, complete, createShop, ok, orderStatus, post, queuedJobs, reject, sellerPoints } from './helpers.js'
-import type { Database } from '../../src/db/client.js'
+import { accept, complete, createShop, ok, orderStatus, post, queuedJobs, reject, sellerPoints, withCodes } from './helpers.js'
+import type { TestDatabase as Database } from '../helpers/build.js'
 
 /* The effects of spec 3.3, each checked in the database, and checked absent where they must not happen. */
 
@@ -153,7 +153,7 @@ t.test('a whole batch retried: the same answer, nothing done twice, no new jobs'
   t.same((await post(app, key, { order_status: batch })).body, ok(4))
   const first = await fingerprint(database)
   t.match(first, { jobs: 4 * 3 + 1, deliveries: 12, history: 4, ledger: 1, refunds: 1, effects: 1 })
-  t.same((await post(app, key, { order_status: batch })).body, ok(4), 'the retry succeeds')
+  t.same((await post(app, key, { order_status: batch })).body, ok(4, [], batch.map((i) => i.Order_id as number)), 'the retry succeeds, every order reported unchanged')
   t.same(await fingerprint(database), first, 'and changes nothing')
 })
 
@@ -170,13 +170,19 @@ t.test('a mixed batch: valid, invalid status, unknown, another seller\'s, reason
   t.same(res, {
     statusCode: 400,
     body: {
-      error: true, status: false, statusCode: 400, message: 'Invalid order status',
+      error: true,
+      status: false,
+      statusCode: 400,
+      message: 'Invalid order status',
+      code: 'INVALID_STATUS',
       data: {
-        successful: 2, failed: 4,
-        errors: [
+        successful: 2,
+        failed: 4,
+        errors: withCodes([
           { orderId: b, error: 'Invalid order status' }, { orderId: 123456789, error: 'Order not found in system' },
           { orderId: theirs, error: 'Order not found in system' }, { orderId: c, error: 'Reason is required when rejecting an order' }
-        ]
+        ]),
+        unchangedOrderIds: []
       }
     }
   })

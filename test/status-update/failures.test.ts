@@ -2,10 +2,11 @@ import { Writable } from 'node:stream'
 import t from 'tap'
 import pino from 'pino'
 import { buildApp } from '../../src/app.js'
-import type { Database } from '../../src/db/client.js'
-import { updateOrderStatuses, type BatchStrategy } from '../../src/status-update/update-batch.js'
+import type { TestDatabase as Database } from '../helpers/build.js'
+import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
+import { updateOrderStatusesWith, type BatchStrategy } from '../../bench/status-update/strategies.js'
 import { build, testConfig, testDatabase } from '../helpers/build.js'
-import { accept, complete, createShop, ok, orderStatus, post, queuedJobs, reject } from './helpers.js'
+import { accept, complete, createShop, ok, orderStatus, post, queuedJobs, reject, withCodes } from './helpers.js'
 
 /* A storage failure costs one order, whichever way the batch is written; the details go to the log only. */
 
@@ -77,8 +78,8 @@ t.test('every strategy: same outcome, same effects, one failed order', async (t)
     const broken = await shop.order({ total: '10.00' }) // 0.20 points: affordable after the two acceptances
     await breakOrder(database, broken)
     const caller = { credentialId: null as unknown as number, sellerId: shop.sellerId, kind: 'api-key' as const, environment: 'testing' as const, storeIds: null }
-    const items = [accept(placed1), accept(placed2), accept(placed3), reject(placed3), reject(placed2), complete(accepted), accept(broken), { Order_id: 'x' }]
-    const outcome = await updateOrderStatuses(database.db, caller, items, { strategy })
+    const items = [accept(placed1), accept(placed2), accept(placed3), reject(placed3), reject(placed2), complete(accepted), accept(broken), accept('x')]
+    const outcome = await updateOrderStatusesWith(strategy, database.db, caller, items)
     const [effects] = await database.sql`select
       (select string_agg(id || status::text, ',' order by id) from orders) as orders,
       (select points_balance from sellers where id = ${shop.sellerId}) as points,
@@ -103,7 +104,10 @@ t.test('the batch\'s own transaction failing: every order reported, nothing clai
   const caller = { credentialId: 1, sellerId: shop.sellerId, kind: 'api-key' as const, environment: 'testing' as const, storeIds: null }
   const outcome = await updateOrderStatuses(database.db, caller, [accept(a), reject(b, null), accept(b)])
   t.same(outcome, {
-    successful: 0, failed: 3, invalidStatus: false,
-    errors: [{ orderId: a, error: 'Order could not be updated' }, { orderId: b, error: 'Reason is required when rejecting an order' }, { orderId: b, error: 'Order could not be updated' }]
+    successful: 0,
+    failed: 3,
+    invalidStatus: false,
+    errors: withCodes([{ orderId: a, error: 'Order could not be updated' }, { orderId: b, error: 'Reason is required when rejecting an order' }, { orderId: b, error: 'Order could not be updated' }]),
+    unchangedOrderIds: []
   })
 })

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify'
-import type { Database } from '../../src/db/client.js'
+import type { TestDatabase as Database } from '../helpers/build.js'
 import {
   dailyDeals, items, offers, orderItems, orders, payoutSchedules, retailers, skus, type OrderStatus
 } from '../../src/db/schema.js'
-import { addJob, autoRejectJobKey, TASKS } from '../../src/effects/jobs.js'
+import { autoRejectJobKey, TASKS } from '../../src/effects/jobs.js'
+import { addJob } from '../helpers/jobs.js'
 import { createSeller, credential } from '../helpers/fixtures.js'
+import { orderErrorCode } from '../../src/status-update/texts.js'
 
 /*
  * Orders with exactly the attributes a status-update test needs (status, payment mode, total, a daily
@@ -62,9 +64,18 @@ export async function createShop (database: Database, seller: { pointsBalance?: 
     const total = spec.total ?? '100.00'
     n++
     const [row] = await database.db.insert(orders).values({
-      sellerId, storeId: storeIds[spec.storeIndex ?? 0], retailerId: r.id, orderNumber: `T-${sellerId}-${n}-${Math.random().toString(36).slice(2, 8)}`,
-      serviceOrderNumber: `OXT${n}`, status, retailerName: 'Asha Rao', orderTotal: total, orderTotalFinal: total,
-      totalItemsInOrder: 1, paymentMode, isDeleted: spec.deleted ?? false
+      sellerId,
+      storeId: storeIds[spec.storeIndex ?? 0],
+      retailerId: r.id,
+      orderNumber: `T-${sellerId}-${n}-${Math.random().toString(36).slice(2, 8)}`,
+      serviceOrderNumber: `OXT${n}`,
+      status,
+      retailerName: 'Asha Rao',
+      orderTotal: total,
+      orderTotalFinal: total,
+      totalItemsInOrder: 1,
+      paymentMode,
+      isDeleted: spec.deleted ?? false
     }).returning({ id: orders.id })
     await database.db.insert(orderItems).values({ orderId: row.id, itemId: item.id, skuId: sku.id, offerId: offer.id, quantity: '2', unitPrice: '50.00' })
     if (spec.dealQuantity) {
@@ -81,7 +92,11 @@ export async function createShop (database: Database, seller: { pointsBalance?: 
   }
 
   return {
-    sellerId, storeIds, dealId: deal.id, retailer: contact, order,
+    sellerId,
+    storeIds,
+    dealId: deal.id,
+    retailer: contact,
+    order,
     orders: async (count, spec) => { const ids: number[] = []; for (let i = 0; i < count; i++) ids.push(await order(spec)); return ids },
     apiKey: (options = {}) => credential(database, sellerId, 'api-key', options)
   }
@@ -91,7 +106,9 @@ export interface Item { Order_id?: unknown, Order_Status?: unknown, reason?: unk
 
 export async function post (app: FastifyInstance, key: string, body: unknown) {
   const res = await app.inject({
-    method: 'POST', url: URL, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    url: URL,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     payload: typeof body === 'string' ? body : JSON.stringify(body)
   })
   return { statusCode: res.statusCode, body: res.json() }
@@ -101,8 +118,14 @@ export const accept = (id: unknown): Item => ({ Order_id: id, Order_Status: 'ORD
 export const reject = (id: unknown, reason: unknown = 'Out of stock'): Item => ({ Order_id: id, Order_Status: 'ORDER_REJECTED_BY_SELLER', reason })
 export const complete = (id: unknown): Item => ({ Order_id: id, Order_Status: 'ORDER_COMPLETED_BY_SELLER' })
 
-export function ok (successful: number, errors: Array<{ orderId: number | null, error: string }> = []) {
-  return { error: false, status: true, statusCode: 200, message: 'Order statuses updated successfully', data: { successful, failed: errors.length, errors } }
+/** The 200 envelope of a batch; `unchanged` lists the orders that already had the asked status. */
+export function ok (successful: number, errors: Array<{ orderId: number | null, error: string }> = [], unchanged: number[] = []) {
+  return { error: false, status: true, statusCode: 200, message: 'Order statuses updated successfully', data: { successful, failed: errors.length, errors: withCodes(errors), unchangedOrderIds: unchanged } }
+}
+
+/** Per-order errors as the service reports them: each text with its code (the table in README "Error codes"). */
+export function withCodes (errors: Array<{ orderId: number | null, error: string }>): Array<{ orderId: number | null, error: string, code: string }> {
+  return errors.map((e) => ({ ...e, code: orderErrorCode(e.error) }))
 }
 
 /** Every queued graphile-worker job, with its payload (the public jobs view leaves payloads out). */

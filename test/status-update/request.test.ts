@@ -5,8 +5,8 @@ import { accept, createShop, ok, orderStatus, post, URL } from './helpers.js'
 
 /* Spec 7.1 (request-level errors) and the request rules of decisions.md, through HTTP. */
 
-const unauthorized = { error: true, status: false, statusCode: 401, message: 'Unauthorized' }
-const required = { error: true, status: false, statusCode: 400, message: 'Order status is required' }
+const unauthorized = { error: true, status: false, statusCode: 401, message: 'Unauthorized', code: 'UNAUTHENTICATED' }
+const required = { error: true, status: false, statusCode: 400, message: 'Order status is required', code: 'ORDER_STATUS_REQUIRED' }
 
 t.test('401 Unauthorized for every bad or missing credential, before the body is read', async (t) => {
   const { app, database } = await build(t)
@@ -45,7 +45,7 @@ t.test('400 Invalid JSON format; Fastify\'s own parser text never leaks', async 
   for (const payload of ['{"order_status": [', '{order_status: []}', 'nope', '']) {
     const res = await app.inject({ method: 'POST', url: URL, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload })
     t.equal(res.statusCode, 400, JSON.stringify(payload))
-    t.same(res.json(), { error: true, status: false, statusCode: 400, message: 'Invalid JSON format' }, JSON.stringify(payload))
+    t.same(res.json(), { error: true, status: false, statusCode: 400, message: 'Invalid JSON format', code: 'INVALID_JSON' }, JSON.stringify(payload))
   }
 })
 
@@ -70,11 +70,11 @@ t.test('at most 1,000 items; the message names the limit', async (t) => {
   const key = await shop.apiKey()
   const id = await shop.order()
   const tooMany = await post(app, key, { order_status: Array.from({ length: 1001 }, () => accept(id)) })
-  t.same(tooMany, { statusCode: 400, body: { error: true, status: false, statusCode: 400, message: 'Order status must contain at most 1000 items' } })
+  t.same(tooMany, { statusCode: 400, body: { error: true, status: false, statusCode: 400, message: 'Order status must contain at most 1000 items', code: 'TOO_MANY_ITEMS' } })
   t.equal(await orderStatus(database, id), 'ORDER_PLACED', 'an oversized batch changes nothing')
 
   const full = await post(app, key, { order_status: Array.from({ length: 1000 }, () => accept(id)) })
-  t.same(full, { statusCode: 200, body: ok(1000) }, 'exactly 1,000 items are taken (the same order: one change, 999 no-ops)')
+  t.same(full, { statusCode: 200, body: ok(1000, [], Array.from({ length: 999 }, () => id)) }, 'exactly 1,000 items are taken (the same order: one change, 999 no-ops)')
   t.equal(await orderStatus(database, id), 'ORDER_ACCEPTED')
 })
 
@@ -86,5 +86,5 @@ t.test('unknown top-level fields are ignored; a non-JSON content type is refused
   t.same(await post(app, key, { order_status: [accept(id)], batchRef: 'X-1' }), { statusCode: 200, body: ok(1) })
   const text = await app.inject({ method: 'POST', url: URL, headers: { authorization: `Bearer ${key}`, 'content-type': 'text/plain' }, payload: 'hello' })
   t.equal(text.statusCode, 415)
-  t.same(text.json(), { error: true, status: false, statusCode: 415, message: 'Content-Type must be application/json' })
+  t.same(text.json(), { error: true, status: false, statusCode: 415, message: 'Content-Type must be application/json', code: 'UNSUPPORTED_MEDIA_TYPE' })
 })

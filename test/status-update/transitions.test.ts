@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import type { OrderStatus } from '../../src/db/schema.js'
-import { accept, complete, createShop, ok, orderStatus, post, reject, sellerPoints, type Item } from './helpers.js'
+import { accept, complete, createShop, ok, orderStatus, post, reject, sellerPoints, type Item, withCodes } from './helpers.js'
 
 /* The state machine of decisions.md and every per-order error of spec 7.2 / decisions.md, through HTTP. */
 
@@ -23,7 +23,8 @@ t.test('every (status, requested status) pair in one batch: allowed, no-op or re
 
   const refused = cases.filter((c) => c.from !== c.to && !ALLOWED.has(`${c.from}>${c.to}`))
   t.equal(refused.length, 10, 'ten forbidden pairs')
-  t.same(res, { statusCode: 200, body: ok(8, refused.map((c) => ({ orderId: c.id, error: `Cannot change order status from ${c.from} to ${c.to}` }))) })
+  const same = cases.filter((c) => c.from === c.to).map((c) => c.id)
+  t.same(res, { statusCode: 200, body: ok(8, refused.map((c) => ({ orderId: c.id, error: `Cannot change order status from ${c.from} to ${c.to}` })), same) })
   for (const c of cases) {
     const expected = ALLOWED.has(`${c.from}>${c.to}`) ? c.to : c.from
     t.equal(await orderStatus(database, c.id), expected, `${c.from} → ${c.to}`)
@@ -39,7 +40,7 @@ t.test('an order moved twice in one batch: accept then complete, and a repeat is
   const key = await shop.apiKey()
   const id = await shop.order()
   const res = await post(app, key, { order_status: [accept(id), accept(id), complete(id), reject(id)] })
-  t.same(res.body, ok(3, [{ orderId: id, error: 'Cannot change order status from ORDER_COMPLETED_BY_SELLER to ORDER_REJECTED_BY_SELLER' }]))
+  t.same(res.body, ok(3, [{ orderId: id, error: 'Cannot change order status from ORDER_COMPLETED_BY_SELLER to ORDER_REJECTED_BY_SELLER' }], [id]))
   t.equal(await orderStatus(database, id), 'ORDER_COMPLETED_BY_SELLER')
   const history = await database.sql`select from_status, to_status from order_status_history where order_id = ${id} order by id`
   t.same(history.map((h) => `${h.from_status}>${h.to_status}`), ['ORDER_PLACED>ORDER_ACCEPTED', 'ORDER_ACCEPTED>ORDER_COMPLETED_BY_SELLER'])
@@ -76,8 +77,12 @@ t.test('Invalid order status: 400 with data, the other items still processed and
   const res = await post(app, key, { order_status: items })
   t.equal(res.statusCode, 400)
   t.same(res.body, {
-    error: true, status: false, statusCode: 400, message: 'Invalid order status',
-    data: { successful: 1, failed: 6, errors: [a, b, c, d, e, f].map((orderId) => ({ orderId, error: 'Invalid order status' })) }
+    error: true,
+    status: false,
+    statusCode: 400,
+    message: 'Invalid order status',
+    code: 'INVALID_STATUS',
+    data: { successful: 1, failed: 6, errors: withCodes([a, b, c, d, e, f].map((orderId) => ({ orderId, error: 'Invalid order status' }))), unchangedOrderIds: [] }
   })
   t.equal(await orderStatus(database, g), 'ORDER_ACCEPTED', 'the valid item was applied')
   t.equal(await orderStatus(database, a), 'ORDER_PLACED')
@@ -111,6 +116,28 @@ t.test('Order_id must be a positive integer; a string of digits is taken; an ite
   const notObject = { orderId: null, error: 'Order status item must be an object' }
   t.same(res.body, ok(1, [...badIds.map(() => badId), badId, notObject, notObject, notObject, notObject]))
   t.equal(await orderStatus(database, id), 'ORDER_ACCEPTED', 'Order_id "<digits>" addressed the order')
+})
+
+t.test('spec 7.2: a status that is not one of the three makes the answer 400 even when the item\'s id is unusable too', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  const id = await shop.order()
+  const res = await post(app, key, { order_status: [{ Order_id: id, Order_Status: 'ORDER_ACCEPTED' }, { Order_id: 'ERP-17', Order_Status: 'SHIPPED' }, { Order_id: 'ERP-18' }] })
+  t.same(res, {
+    statusCode: 400,
+    body: {
+      error: true,
+      status: false,
+      statusCode: 400,
+      message: 'Invalid order status',
+      code: 'INVALID_STATUS',
+      data: { successful: 1, failed: 2, errors: withCodes([{ orderId: null, error: 'Invalid order status' }, { orderId: null, error: 'Invalid order status' }]), unchangedOrderIds: [] }
+    }
+  })
+  t.equal(await orderStatus(database, id), 'ORDER_ACCEPTED', 'the good item was applied')
+  const idOnly = await post(app, key, { order_status: [{ Order_id: 'ERP-17', Order_Status: 'ORDER_ACCEPTED' }] })
+  t.same(idOnly.body, ok(0, [{ orderId: null, error: 'Order_id must be a positive integer' }]), 'a good status with a bad id: the id\'s error, 200')
 })
 
 t.test('Seller is not authorized to update this order: a key narrowed to other stores', async (t) => {

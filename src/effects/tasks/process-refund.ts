@@ -1,10 +1,14 @@
+import { sql } from 'drizzle-orm'
 import type { Task } from 'graphile-worker'
 import type { Logger } from 'pino'
-import type { Database } from '../../db/client.js'
+import type { Db } from '../../db/client.js'
+import { prepared } from '../../db/statements.js'
 import type { ProcessRefundPayload } from '../jobs.js'
 import type { PaymentGateway } from '../refunds/gateway.js'
 
-export interface ProcessRefundDeps { database: Database, gateway: PaymentGateway, logger: Logger }
+export interface ProcessRefundDeps { db: Db, gateway: PaymentGateway, logger: Logger }
+
+type ClaimedRefund = { id: number, order_id: string, seller_id: number, amount: string, currency: string }
 
 /**
  * Processes one recorded refund through the payment gateway. The refund row carries the state:
@@ -12,15 +16,14 @@ export interface ProcessRefundDeps { database: Database, gateway: PaymentGateway
  * settled is left alone, so the job may run any number of times; a retry of a PROCESSING refund asks the
  * gateway again with the same idempotency key.
  */
-export function processRefundTask ({ database, gateway, logger }: ProcessRefundDeps): Task {
+export function processRefundTask ({ db, gateway, logger }: ProcessRefundDeps): Task {
   return async (raw, helpers) => {
     const { refundId } = raw as ProcessRefundPayload
-    const { sql } = database
-    const [refund] = await sql`update refunds set status = 'PROCESSING', gateway = ${gateway.name}, updated_at = now()
+    const [refund] = await prepared<ClaimedRefund>(db, sql`update refunds set status = 'PROCESSING', gateway = ${gateway.name}, updated_at = now()
       where id = ${refundId} and status in ('PENDING', 'PROCESSING')
-      returning id, order_id, seller_id, amount, currency`
+      returning id, order_id, seller_id, amount, currency`)
     if (!refund) {
-      const [existing] = await sql`select status from refunds where id = ${refundId}`
+      const [existing] = await prepared(db, sql`select status from refunds where id = ${refundId}`)
       if (!existing) logger.warn({ refundId }, 'refund job for a refund that does not exist')
       return
     }
@@ -32,13 +35,13 @@ export function processRefundTask ({ database, gateway, logger }: ProcessRefundD
     } catch (err) {
       const last = helpers.job.attempts >= helpers.job.max_attempts
       const message = (err as Error).message
-      await sql`update refunds set last_error = ${message}, status = ${last ? 'FAILED' : 'PROCESSING'}, updated_at = now()
-        where id = ${refundId} and status = 'PROCESSING'`
+      await prepared(db, sql`update refunds set last_error = ${message}, status = ${last ? 'FAILED' : 'PROCESSING'}, updated_at = now()
+        where id = ${refundId} and status = 'PROCESSING'`)
       if (last) logger.error({ refundId, orderId: refund.order_id, gateway: gateway.name, err: message }, 'refund failed for good: finance must act')
       throw err
     }
-    await sql`update refunds set status = ${outcome.status}, gateway_reference = ${outcome.reference}, last_error = null, updated_at = now()
-      where id = ${refundId} and status = 'PROCESSING'`
+    await prepared(db, sql`update refunds set status = ${outcome.status}, gateway_reference = ${outcome.reference}, last_error = null, updated_at = now()
+      where id = ${refundId} and status = 'PROCESSING'`)
     logger.info({ refundId, orderId: Number(refund.order_id), amount: refund.amount, gateway: gateway.name, status: outcome.status }, 'refund processed')
   }
 }

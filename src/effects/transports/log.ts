@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import { notificationText } from '../notification.js'
-import type { NotificationTransport } from './transport.js'
+import type { NotificationTransport } from './types.js'
 
 /** The sandbox transport (default in testing): writes the message to the log; the job records it as delivered. */
 export function logTransport (logger: Logger): NotificationTransport {

@@ -1,6 +1,7 @@
 import type { Notification } from '../notification.js'
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature.js'
-import { describeFetchError, requestSignal, type NotificationTransport } from './transport.js'
+import { postWithDeadline } from './http.js'
+import type { NotificationTransport } from './types.js'
 
 export interface WebhookOptions { url: string, secret: string, timeoutMs: number }
 
@@ -36,26 +37,18 @@ export function webhookTransport (options: WebhookOptions): NotificationTranspor
     async send (n, stop) {
       const body = JSON.stringify(webhookEvent(n))
       const timestamp = Math.floor(Date.now() / 1000)
-      let response: Response
-      try {
-        response = await fetch(options.url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': 'order-exchange-webhooks/1',
-            [EVENT_ID_HEADER]: n.eventId,
-            [EVENT_TYPE_HEADER]: n.eventType,
-            [SIGNATURE_HEADER]: signatureHeader(options.secret, timestamp, body)
-          },
-          body,
-          signal: requestSignal(options.timeoutMs, stop)
-        })
-      } catch (err) {
-        throw new Error(describeFetchError(err, 'webhook', options.timeoutMs, stop))
-      }
-      // The answer's body means nothing to us; read it so the connection goes back to the pool.
-      await response.arrayBuffer().catch(() => {})
-      if (!response.ok) throw new Error(`webhook answered HTTP ${response.status}`)
+      const answer = await postWithDeadline(options.url, {
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'order-exchange-webhooks/1',
+          [EVENT_ID_HEADER]: n.eventId,
+          [EVENT_TYPE_HEADER]: n.eventType,
+          [SIGNATURE_HEADER]: signatureHeader(options.secret, timestamp, body)
+        },
+        body
+      }, 'webhook', options.timeoutMs, stop)
+      // The answer's body means nothing to us: the status is the answer.
+      if (!answer.ok) throw new Error(`webhook answered HTTP ${answer.status}`)
     }
   }
 }

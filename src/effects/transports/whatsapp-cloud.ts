@@ -1,6 +1,7 @@
 import type { NotificationEventType } from '../jobs.js'
 import type { Notification } from '../notification.js'
-import { describeFetchError, requestSignal, PermanentDeliveryError, type NotificationTransport } from './transport.js'
+import { postWithDeadline } from './http.js'
+import { PermanentDeliveryError, type NotificationTransport } from './types.js'
 
 export interface WhatsappCloudOptions {
   /** e.g. https://graph.facebook.com/v21.0 (a local stand-in in tests). */
@@ -49,27 +50,19 @@ export function whatsappCloudTransport (options: WhatsappCloudOptions): Notifica
     async send (n, stop) {
       const to = whatsappRecipient(n)
       if (!to) throw new PermanentDeliveryError(`retailer ${n.retailer.retailerId} has no whatsapp or phone number`)
-      let response: Response
-      try {
-        response = await fetch(url, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${options.accessToken}`, 'content-type': 'application/json' },
-          body: JSON.stringify(whatsappMessage(n, to, options)),
-          signal: requestSignal(options.timeoutMs, stop)
-        })
-      } catch (err) {
-        throw new Error(describeFetchError(err, 'whatsapp-cloud', options.timeoutMs, stop))
-      }
-      const text = await response.text().catch(() => '')
-      if (!response.ok) {
+      const answer = await postWithDeadline(url, {
+        headers: { authorization: `Bearer ${options.accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(whatsappMessage(n, to, options))
+      }, 'whatsapp-cloud', options.timeoutMs, stop)
+      if (!answer.ok) {
         // Meta's error object says why (e.g. code 131026, message undeliverable); keep it short.
         let detail = ''
         try {
-          const e = JSON.parse(text).error
+          const e = JSON.parse(answer.text).error
           const parts = e && typeof e === 'object' ? [e.code, e.message].filter((x) => x !== undefined) : []
           if (parts.length > 0) detail = `: ${parts.join(' ')}`
         } catch {}
-        throw new Error(`whatsapp-cloud answered HTTP ${response.status}${detail.slice(0, 300)}`)
+        throw new Error(`whatsapp-cloud answered HTTP ${answer.status}${detail.slice(0, 300)}`)
       }
     }
   }

@@ -1,0 +1,46 @@
+import type { Caller } from '../../src/credentials/service.js'
+import type { Db, Tx } from '../../src/db/client.js'
+import { changeOrderStatuses } from '../../src/status-update/change-statuses.js'
+import { lockDailyDeals, lockOrders, lockSeller } from '../../src/status-update/order-locks.js'
+import type { Actor } from '../../src/status-update/plan-change.js'
+import { OrderErrorText } from '../../src/status-update/texts.js'
+import { batchOutcome, parseItems, updateOrderStatuses, type BatchOutcome, type PendingItem } from '../../src/status-update/update-batch.js'
+
+/*
+ * Ways to write a batch that production does not use, kept so bench/README.md's comparison can be
+ * re-run (and tested to give the same per-order outcome): every order in its own savepoint, or in its own
+ * transaction. Both change each order through the service's one path, as a batch of one.
+ */
+
+export type BatchStrategy = 'set-based' | 'savepoint-per-order' | 'transaction-per-order'
+
+const silent = { info: () => {}, error: () => {} }
+
+async function changeOne (actor: Actor, p: PendingItem, atomically: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>): Promise<string | null> {
+  try {
+    const [outcome] = await atomically((tx) => changeOrderStatuses(tx, actor, [p.request]))
+    if (outcome.kind === 'failed') throw outcome.cause
+    return outcome.kind === 'error' ? outcome.error : null
+  } catch {
+    return OrderErrorText.storageFailure
+  }
+}
+
+export async function updateOrderStatusesWith (strategy: BatchStrategy, db: Db, caller: Caller, items: unknown[]): Promise<BatchOutcome> {
+  if (strategy === 'set-based') return updateOrderStatuses(db, caller, items)
+  const { pending, errors } = parseItems(items)
+  const actor: Actor = { sellerId: caller.sellerId, credentialId: caller.credentialId, storeIds: caller.storeIds, source: 'api' }
+  const record = (p: PendingItem, error: string | null): void => { if (error) errors.set(p.index, { orderId: p.request.orderId, error }) }
+  if (strategy === 'savepoint-per-order') {
+    await db.transaction(async (tx) => {
+      // Every lock up front, in the global order, as the set-based write takes them.
+      if (pending.some((p) => p.request.toStatus === 'ORDER_ACCEPTED')) await lockSeller(tx, caller.sellerId)
+      const { orders } = await lockOrders(tx, caller.sellerId, pending.map((p) => p.request.orderId))
+      await lockDailyDeals(tx, pending.filter((p) => p.request.toStatus === 'ORDER_REJECTED_BY_SELLER' && orders.has(p.request.orderId)).map((p) => p.request.orderId))
+      for (const p of pending) record(p, await changeOne(actor, p, (fn) => tx.transaction(fn)))
+    })
+  } else {
+    for (const p of pending) record(p, await changeOne(actor, p, (fn) => db.transaction(fn)))
+  }
+  return batchOutcome(items.length, errors, silent)
+}

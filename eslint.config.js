@@ -1,0 +1,51 @@
+import neostandard, { resolveIgnoresFromGitignore } from 'neostandard'
+import importX from 'eslint-plugin-import-x'
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript'
+
+/*
+ * One linter and formatter for the whole team: neostandard (JavaScript Standard Style with TypeScript,
+ * the style this code is written in; `npm run lint:fix` formats), plus the shape of the house as rules:
+ * no import cycles, and dependencies that point one way (docs/architecture.md):
+ *
+ *   entry points (server.ts, cli/, app.ts, worker-tasks.ts, demo.ts)
+ *     → interfaces (routes/, graphql/, plugins/)
+ *       → services (orders/, sellers/, shipments/, status-update/, credentials/, seed/)
+ *         → effects/ (the job contract and its delivery)
+ *           → base (db/, paging/, config.ts, errors.ts, logger.ts)
+ *
+ * The client package (packages/client) is published on its own: it imports nothing of the service.
+ */
+
+const ENTRY = ['src/server.ts', 'src/app.ts', 'src/cli', 'src/worker-tasks.ts', 'src/demo.ts']
+const INTERFACES = ['src/routes', 'src/graphql', 'src/plugins']
+const SERVICES = ['src/orders', 'src/sellers', 'src/shipments', 'src/status-update', 'src/credentials', 'src/seed', 'src/idempotency']
+const EFFECTS = ['src/effects']
+const BASE = ['src/db', 'src/paging', 'src/config.ts', 'src/errors.ts', 'src/logger.ts', 'src/redis.ts', 'src/metrics.ts', 'src/cost-bucket.ts']
+
+const layer = (target, from, message) => ({ target, from, message })
+
+export default [
+  ...neostandard({ ts: true, ignores: [...resolveIgnoresFromGitignore(), 'src/graphql/generated/**', 'packages/*/src/generated/**', 'drizzle/**', 'patches/**'] }),
+  {
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: ['./tsconfig.json', './packages/client/tsconfig.json'], noWarnOnMultipleProjects: true })],
+      // no-cycle follows imports into other files: it must be able to parse them.
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/extensions': ['.ts', '.js']
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', {
+        zones: [
+          layer(INTERFACES, ENTRY, 'Interfaces (routes, GraphQL, plugins) must not import an entry point.'),
+          layer(SERVICES, [...ENTRY, ...INTERFACES], 'Services must not import routes, GraphQL, plugins or entry points: pass what they need in.'),
+          layer(EFFECTS, [...ENTRY, ...INTERFACES, ...SERVICES], 'effects/ is below the services that enqueue effects: wire tasks to services in src/worker-tasks.ts.'),
+          layer(BASE, [...ENTRY, ...INTERFACES, ...SERVICES, ...EFFECTS], 'The base (db, paging, config, errors, logger) imports nothing above it.'),
+          layer('packages/client', ['src', 'test', 'bench', 'scripts'], 'The client package is published on its own: it must not import the service (its types are generated into it).')
+        ]
+      }]
+    }
+  }
+]

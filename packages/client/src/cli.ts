@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+import { readFile } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { createClient, OrderExchangeError, type SyncRow } from './index.js'
+
+/*
+ * order-exchange-client: the client for integrations that are not TypeScript shops.
+ *
+ *   order-exchange-client orders export --from 2026-11-01 --to 2026-11-30 > orders.ndjson
+ *   order-exchange-client shipments sync rows.csv      (or rows.json, or - for JSON on stdin)
+ *
+ * The base address and credentials come from --base-url/--token/--api-key or ORDER_EXCHANGE_BASE_URL,
+ * ORDER_EXCHANGE_ACCESS_TOKEN, ORDER_EXCHANGE_API_KEY. Exit codes: 0 done, 1 failed, 2 bad usage.
+ */
+
+const USAGE = `usage:
+  order-exchange-client orders export --from YYYY-MM-DD --to YYYY-MM-DD [--limit N]   one order per line (NDJSON) on stdout
+  order-exchange-client shipments sync FILE.csv|FILE.json|-                           the merged result (JSON) on stdout
+options: --base-url URL  --token ACCESS_TOKEN  --api-key API_KEY  (or ORDER_EXCHANGE_BASE_URL, ORDER_EXCHANGE_ACCESS_TOKEN, ORDER_EXCHANGE_API_KEY)`
+
+class UsageError extends Error {}
+
+/** RFC 4180 CSV: quoted fields, doubled quotes, CRLF or LF. */
+export function parseCsv (text: string): string[][] {
+  const rows: string[][] = []
+  let row: string[] = []
+  let field = ''
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++ } else if (c === '"') quoted = false
+      else field += c
+    } else if (c === '"') {
+      quoted = true
+    } else if (c === ',') {
+      row.push(field); field = ''
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++
+      row.push(field); field = ''
+      if (row.some((f) => f !== '')) rows.push(row)
+      row = []
+    } else {
+      field += c
+    }
+  }
+  row.push(field)
+  if (row.some((f) => f !== '')) rows.push(row)
+  return rows
+}
+
+/** CSV rows under a header naming the fields; an empty shopSyncId is null; quantities keep their text. */
+export function rowsFromCsv (text: string): SyncRow[] {
+  const [header, ...lines] = parseCsv(text.replace(/^\ufeff/, ''))
+  if (!header) return []
+  const at = (name: string): number => header.findIndex((h) => h.trim() === name)
+  const columns = { retailerSyncId: at('retailerSyncId'), shopSyncId: at('shopSyncId'), offerSyncId: at('offerSyncId'), outstandingQuantity: at('outstandingQuantity') }
+  for (const [name, index] of Object.entries(columns)) {
+    if (index < 0 && name !== 'shopSyncId') throw new UsageError(`the CSV header has no ${name} column`)
+  }
+  return lines.map((cells) => ({
+    retailerSyncId: cells[columns.retailerSyncId] ?? '',
+    shopSyncId: columns.shopSyncId < 0 || !cells[columns.shopSyncId] ? null : cells[columns.shopSyncId]!,
+    offerSyncId: cells[columns.offerSyncId] ?? '',
+    outstandingQuantity: cells[columns.outstandingQuantity] ?? ''
+  }))
+}
+
+async function readStdin (): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+export async function main (argv: string[], env: NodeJS.ProcessEnv, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'base-url': { type: 'string' },
+        token: { type: 'string' },
+        'api-key': { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        limit: { type: 'string' },
+        help: { type: 'boolean' }
+      }
+    })
+    if (values.help) { out.write(`${USAGE}\n`); return 0 }
+    const baseUrl = values['base-url'] ?? env.ORDER_EXCHANGE_BASE_URL
+    if (!baseUrl) throw new UsageError('no base address: --base-url or ORDER_EXCHANGE_BASE_URL')
+    const client = createClient({ baseUrl, accessToken: values.token ?? env.ORDER_EXCHANGE_ACCESS_TOKEN, apiKey: values['api-key'] ?? env.ORDER_EXCHANGE_API_KEY })
+    const [group, command, file] = positionals
+
+    if (group === 'orders' && command === 'export') {
+      if (!values.from || !values.to) throw new UsageError('orders export needs --from and --to (YYYY-MM-DD)')
+      const limit = values.limit === undefined ? 100 : Number(values.limit)
+      let written = 0
+      for await (const page of client.orders.pages({ fromDate: values.from, toDate: values.to, limit })) {
+        for (const order of page.nodes) out.write(`${JSON.stringify(order)}\n`)
+        written += page.nodes.length
+        err.write(`\rpage ${page.pageInfo.page}: ${written} of ${page.pageInfo.total ?? '?'} orders`)
+      }
+      err.write('\n')
+      return 0
+    }
+    if (group === 'shipments' && command === 'sync') {
+      if (!file) throw new UsageError('shipments sync needs a file (.csv or .json, or - for JSON on stdin)')
+      const text = file === '-' ? await readStdin() : await readFile(file, 'utf8')
+      const rows = file.toLowerCase().endsWith('.csv') ? rowsFromCsv(text) : JSON.parse(text) as SyncRow[]
+      if (!Array.isArray(rows)) throw new UsageError('the JSON file must hold an array of rows')
+      const result = await client.shipments.sync(rows)
+      out.write(`${JSON.stringify(result)}\n`)
+      err.write(`${result.received} rows: ${result.inserted} inserted, ${result.updated} updated, ${result.unchanged} unchanged, ${result.failed} failed\n`)
+      return 0
+    }
+    throw new UsageError(`unknown command: ${positionals.join(' ') || '(none)'}`)
+  } catch (e) {
+    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      err.write(`order-exchange-client: ${(e as Error).message}\n${USAGE}\n`)
+      return 2
+    }
+    err.write(`order-exchange-client: ${e instanceof OrderExchangeError ? e.message : String(e)}\n`)
+    return 1
+  }
+}
+
+// Run as a program (not when imported by a test).
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/order-exchange-client')) {
+  process.exitCode = await main(process.argv.slice(2), process.env, process.stdout, process.stderr)
+}

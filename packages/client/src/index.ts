@@ -1,0 +1,55 @@
+import type { RetryOptions, Transport } from './http.js'
+import { ordersApi, type OrdersApi } from './orders.js'
+import { shipmentsApi, type ShipmentsApi } from './shipments.js'
+
+/*
+ * @order-exchange/client: the contract's client rules in one place (spec 4.1 rules 1–8, 4.3 rule 4),
+ * typed from the service's own schemas. Works in Node 20 and browsers (fetch only). File checkpoints and
+ * the CLI are Node-only: '@order-exchange/client/node'.
+ */
+
+export interface ClientOptions {
+  /** The environment is the base address (spec 1): build against testing, then switch to production. */
+  baseUrl: string
+  /** For reading orders (POST /v2/graphql). */
+  accessToken?: string
+  /** For status updates and the shipment sync. */
+  apiKey?: string
+  /** Defaults to the global fetch. */
+  fetch?: typeof fetch
+  retry?: RetryOptions
+  /** How long one attempt may take, the answer read included, before it counts as a network error (default 120 s). */
+  timeoutMs?: number
+  userAgent?: string
+}
+
+export interface OrderExchangeClient {
+  orders: OrdersApi
+  shipments: ShipmentsApi
+}
+
+export function createClient (options: ClientOptions): OrderExchangeClient {
+  const transport: Transport = {
+    baseUrl: options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`,
+    fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+    retry: { attempts: 5, baseDelayMs: 250, maxDelayMs: 10_000, budgetMs: 60_000, ...options.retry },
+    timeoutMs: options.timeoutMs ?? 120_000,
+    userAgent: options.userAgent
+  }
+  return {
+    orders: ordersApi(transport, options),
+    shipments: shipmentsApi(transport, options)
+  }
+}
+
+export { MemoryCheckpointStore, type CheckpointStore, type PollCheckpoint, type PollWalk, type Position } from './checkpoint.js'
+export * from './errors.js'
+export type { RetryOptions } from './http.js'
+export { buyerKey, isActionable, outletKey, productKey, variantKey } from './mapping.js'
+export type { OrdersApi } from './orders.js'
+export type { FullOrder, OrderPage, OrdersDocument } from './pages.js'
+export type { PollNode, PollOptions, PollResult } from './poll.js'
+export { MAX_STATUS_ITEMS, type StatusChange, type StatusChangeResult, type StatusName } from './status-updates.js'
+export { checkRow, DEFAULT_SYNC_CHUNK, MAX_SYNC_ROWS, SYNC_CHUNK_BYTES, rowProblem, type ShipmentsApi, type SyncOptions } from './shipments.js'
+export { OrderPageDocument as FullOrderPageDocument, type OrderListInput, type OrderPageQuery, type OrderStatus } from './generated/graphql.js'
+export type { RequestFailure, StatusUpdateItem, StatusUpdateResponse, SyncData, SyncResponse, SyncRow } from './generated/rest.js'

@@ -1,0 +1,61 @@
+import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core'
+import { GraphqlError, OrderExchangeError } from './errors.js'
+import { OrderPageDocument, type OrderListInput, type OrderPageQuery } from './generated/graphql.js'
+import { send, type Transport } from './http.js'
+
+/*
+ * Reading orders page by page (spec 4.1 rules 1–2): from page 1 until hasNext is false.
+ */
+
+/** A document that reads one page of orders: `$input: OrderListInput`, `orders { pageInfo, nodes }`. */
+export type OrdersDocument<TNode> = DocumentTypeDecoration<{
+  orders: { pageInfo: { page: number, hasNext: boolean, total?: number, limit?: number }, nodes: TNode[] } | null
+}, { input?: OrderListInput | null }>
+
+export type FullOrder = NonNullable<OrderPageQuery['orders']>['nodes'][number]
+
+export interface OrderPage<TNode> {
+  pageInfo: { page: number, hasNext: boolean, total?: number, limit?: number }
+  nodes: TNode[]
+}
+
+export interface Credentials { accessToken?: string | undefined, apiKey?: string | undefined }
+
+export const fullOrderDocument = <TNode>(): OrdersDocument<TNode> => OrderPageDocument as unknown as OrdersDocument<TNode>
+
+/** One page, with the service's Date header (its clock) beside it. */
+export async function readPage<TNode> (transport: Transport, credentials: Credentials, document: OrdersDocument<TNode>, input: OrderListInput,
+  signal?: AbortSignal): Promise<OrderPage<TNode> & { date: string | null }> {
+  if (!credentials.accessToken) throw new OrderExchangeError('reading orders needs an accessToken')
+  const answer = await send(transport, {
+    method: 'POST',
+    path: '/v2/graphql',
+    headers: { authorization: `Bearer ${credentials.accessToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: documentText(document), variables: { input } }),
+    signal
+  }, (status) => status === 400)
+  const body = answer.body as { data?: { orders: OrderPage<TNode> | null } | null, errors?: Array<{ message: string, extensions?: { code?: string } }> }
+  if (body.errors?.length || !body.data?.orders) throw new GraphqlError(answer.status, body.errors ?? [{ message: 'no data' }], body)
+  return { ...body.data.orders, date: answer.date }
+}
+
+export async function * walkPages<TNode> (transport: Transport, credentials: Credentials, input: Omit<OrderListInput, 'page'>,
+  options: { document?: OrdersDocument<TNode>, signal?: AbortSignal }): AsyncIterable<OrderPage<TNode>> {
+  const document = options.document ?? fullOrderDocument<TNode>()
+  for (let n = 1; ; n++) {
+    const { date, ...current } = await readPage(transport, credentials, document, { ...input, page: n }, options.signal)
+    yield current
+    if (!current.pageInfo.hasNext) return
+  }
+}
+
+/**
+ * The query text of a typed document: a string document (codegen's documentMode 'string', the client
+ * preset) as it is, a DocumentNode (graphql-tag, codegen's default) by the source it was parsed from.
+ */
+function documentText (document: unknown): string {
+  if (typeof document === 'string' || document instanceof String) return String(document)
+  const body = (document as { loc?: { source?: { body?: unknown } } } | null)?.loc?.source?.body
+  if (typeof body === 'string') return body
+  throw new OrderExchangeError('the document has no query text: pass a string document, or a DocumentNode parsed with its location (graphql-tag, or print() it first)')
+}

@@ -1,0 +1,104 @@
+import { Type, type Static } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { GraphQLError } from 'graphql'
+import { graphqlContext } from './context.js'
+import { DocumentGate, DocumentRejected } from './document-gate.js'
+import { formatRejectedRequest } from './errors.js'
+import { sendGraphql } from './media-type.js'
+
+/*
+ * POST (and GET, for queries) /v2/graphql: our own routes in front of Mercurius's executor, so that
+ * what a request may carry is decided here. `query` must be GraphQL source text that passes the
+ * document gate (bounded, parseable); only then does Mercurius see it (cache, validation, execution).
+ */
+
+export const GRAPHQL_PATH = '/v2/graphql'
+
+const JsonObject = Type.Record(Type.String(), Type.Unknown())
+
+/** GraphQL over HTTP's request parameters; unset optional ones may be sent as null. */
+export const GraphqlRequestSchema = Type.Object({
+  query: Type.Optional(Type.String({ description: 'GraphQL source text (not a JSON-encoded document)' })),
+  variables: Type.Optional(Type.Union([JsonObject, Type.Null()])),
+  operationName: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  extensions: Type.Optional(Type.Union([JsonObject, Type.Null()]))
+})
+type GraphqlRequest = Static<typeof GraphqlRequestSchema>
+
+/** GET carries variables and extensions as JSON text in the query string. */
+const GraphqlQueryStringSchema = Type.Object({
+  query: Type.Optional(Type.String()),
+  variables: Type.Optional(Type.String()),
+  operationName: Type.Optional(Type.String()),
+  extensions: Type.Optional(Type.String())
+})
+
+function badRequest (message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_REQUEST' } })
+}
+
+class RequestRejected extends Error {
+  constructor (readonly error: GraphQLError) { super(error.message) }
+}
+
+/** A GET parameter that must hold a JSON object (or be absent). */
+function jsonObjectParam (name: string, text: string | undefined): Record<string, unknown> | null {
+  if (text === undefined || text === '') return null
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw new RequestRejected(badRequest(`Invalid request: ${name} must be a JSON object`))
+  }
+  if (value === null) return null
+  if (typeof value !== 'object' || Array.isArray(value)) throw new RequestRejected(badRequest(`Invalid request: ${name} must be a JSON object`))
+  return value as Record<string, unknown>
+}
+
+export function registerGraphqlRoutes (app: FastifyInstance): void {
+  const gate = new DocumentGate()
+
+  // `application/graphql` carries the query text itself as the body.
+  app.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) => { done(null, { query: body }) })
+
+  async function run (request: FastifyRequest, reply: FastifyReply, params: GraphqlRequest): Promise<unknown> {
+    const reject = (error: GraphQLError): FastifyReply => {
+      request.log.info({ code: error.extensions.code, reason: error.message.slice(0, 200) }, 'graphql request rejected')
+      return sendGraphql(request, reply, 400, { data: null, errors: [error.toJSON()] }, true)
+    }
+    const { query, variables, operationName } = params
+    if (typeof query !== 'string' || query.trim() === '') return reject(badRequest('The request body must contain a query'))
+    try {
+      gate.admit(query)
+      request.graphqlOperationName = operationName ?? null
+      const result = await reply.graphql(query, graphqlContext(request), variables ?? undefined, operationName ?? undefined)
+      // What the query cost and what is left of the budget (cost-limit.ts), as Shopify reports it.
+      const body = request.graphqlCost ? { ...result, extensions: { ...result.extensions, cost: request.graphqlCost } } : result
+      // Mercurius set the status (errors.ts): 400 only when the document could not run (bad variables).
+      return sendGraphql(request, reply, reply.statusCode, body, reply.statusCode === 400)
+    } catch (err) {
+      if (err instanceof DocumentRejected) return reject(err.error)
+      const code = (err as { code?: unknown }).code
+      if (typeof code === 'string' && code.startsWith('MER_ERR_GQL_')) {
+        const { statusCode, response } = formatRejectedRequest(err as Error & { errors?: Error[] })
+        request.log.info({ statusCode, errors: response.errors?.map((e) => e.message.slice(0, 200)) }, 'graphql request rejected')
+        return sendGraphql(request, reply, statusCode, response, true)
+      }
+      throw err
+    }
+  }
+
+  app.post(GRAPHQL_PATH, { schema: { body: GraphqlRequestSchema } }, (request, reply) => run(request, reply, request.body as GraphqlRequest))
+
+  app.get(GRAPHQL_PATH, { schema: { querystring: GraphqlQueryStringSchema } }, async (request, reply) => {
+    const q = request.query as Static<typeof GraphqlQueryStringSchema>
+    let params: GraphqlRequest
+    try {
+      params = { query: q.query, operationName: q.operationName, variables: jsonObjectParam('variables', q.variables), extensions: jsonObjectParam('extensions', q.extensions) }
+    } catch (err) {
+      if (err instanceof RequestRejected) return sendGraphql(request, reply, 400, { data: null, errors: [err.error.toJSON()] }, true)
+      throw err
+    }
+    return run(request, reply, params)
+  })
+}

@@ -1,0 +1,98 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+/*
+ * Every metric of the service, defined once (prom-client). One registry per process: server.ts makes it
+ * and hands it to the app and the worker; a test's app gets its own. Scraped at GET /metrics
+ * (plugins/metrics.ts). Label values are always from a closed set (route patterns, codes, outcomes):
+ * nothing from a request reaches a label.
+ */
+
+export interface ServiceMetrics {
+  registry: Registry
+  requestDuration: Histogram<'method' | 'route' | 'status_code'>
+  statusItems: Counter<'outcome' | 'code'>
+  syncRows: Counter<'outcome'>
+  rateLimited: Counter<'route'>
+  shed: Counter<'reason'>
+  deliveries: Counter<'transport' | 'result'>
+}
+
+export function createMetrics (): ServiceMetrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry, prefix: 'oxs_' })
+  return {
+    registry,
+    requestDuration: new Histogram({
+      name: 'oxs_http_request_duration_seconds',
+      help: 'Time to answer a request, by route pattern, method and status',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry]
+    }),
+    statusItems: new Counter({
+      name: 'oxs_status_update_items_total',
+      help: 'Items of status update batches by outcome (changed, unchanged, error) and error code',
+      labelNames: ['outcome', 'code'],
+      registers: [registry]
+    }),
+    syncRows: new Counter({
+      name: 'oxs_shipment_sync_rows_total',
+      help: 'Rows of outstanding shipment syncs by outcome (inserted, updated, unchanged, duplicate, failed)',
+      labelNames: ['outcome'],
+      registers: [registry]
+    }),
+    rateLimited: new Counter({
+      name: 'oxs_rate_limit_rejections_total',
+      help: 'Requests refused with 429 by route pattern',
+      labelNames: ['route'],
+      registers: [registry]
+    }),
+    shed: new Counter({
+      name: 'oxs_load_shed_total',
+      help: 'Requests refused with 503 because the process was overloaded, by reason',
+      labelNames: ['reason'],
+      registers: [registry]
+    }),
+    deliveries: new Counter({
+      name: 'oxs_notification_deliveries_total',
+      help: 'Notification delivery attempts by transport and result (delivered, failed, given_up)',
+      labelNames: ['transport', 'result'],
+      registers: [registry]
+    })
+  }
+}
+
+/** Gauges read from elsewhere when scraped (the database pool, the job queue). */
+export function scrapedGauge<L extends string> (metrics: ServiceMetrics, name: string, help: string, labelNames: L[], collect: (gauge: Gauge<L>) => Promise<void> | void): Gauge<L> {
+  return new Gauge<L>({
+    name,
+    help,
+    labelNames,
+    registers: [metrics.registry],
+    async collect () { await collect(this) }
+  })
+}
+
+/**
+ * The registry on an admin port of its own (METRICS_PORT): GET /metrics and nothing else, no token, bound
+ * to METRICS_HOST (127.0.0.1 by default) so only the host's scraper reaches it.
+ */
+export async function startMetricsServer (registry: Registry, host: string, port: number): Promise<{ port: number, close: () => Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    if (request.method !== 'GET' || (request.url ?? '').split('?')[0] !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
+      return
+    }
+    registry.metrics().then(
+      (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      () => response.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n')
+    )
+  })
+  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(port, host, () => resolve()) })
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()) })
+  }
+}

@@ -1,0 +1,88 @@
+import { timingSafeEqual } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import type { FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { RequestError } from '../errors.js'
+import { scrapedGauge, type ServiceMetrics } from '../metrics.js'
+
+/*
+ * Metrics: every answer's duration by route pattern and status, the database pool and the job queue read
+ * at scrape time, and GET /metrics for a caller with the metrics token (METRICS_TOKEN; the admin port of
+ * server.ts serves the same registry without one). The other counters are counted where they happen.
+ */
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: ServiceMetrics
+  }
+}
+
+function sameSecret (given: string, expected: string): boolean {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+function bearer (request: FastifyRequest): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
+  return m ? m[1]! : null
+}
+
+export default fp(async function metricsPlugin (app, options: { metrics: ServiceMetrics }) {
+  const { metrics } = options
+  app.decorate('metrics', metrics)
+
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.requestDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000
+    )
+  })
+
+  scrapedGauge(metrics, 'oxs_db_pool_connections', 'The database pool: connections busy, idle and opening, and statements waiting for one',
+    ['state'], (gauge) => {
+      const stats = app.database.poolStats()
+      gauge.set({ state: 'max' }, stats.max)
+      gauge.set({ state: 'busy' }, stats.busy)
+      gauge.set({ state: 'idle' }, stats.idle)
+      gauge.set({ state: 'connecting' }, stats.connecting)
+      gauge.set({ state: 'waiting' }, stats.waiting)
+    })
+
+  // The queue as graphile-worker keeps it: jobs due and not taken (waiting), taken (running), and how
+  // long the oldest due job has waited, per task. Read from the database at each scrape.
+  const queue = async (): Promise<Array<{ task: string, waiting: number, running: number, oldest: number }>> => {
+    try {
+      return await app.database.db.execute<{ task: string, waiting: number, running: number, oldest: number }>(sql`
+        select task_identifier as task,
+               count(*) filter (where locked_at is null and run_at <= now() and attempts < max_attempts)::int as waiting,
+               count(*) filter (where locked_at is not null)::int as running,
+               coalesce(extract(epoch from now() - min(run_at) filter (where locked_at is null and run_at <= now() and attempts < max_attempts)), 0)::float8 as oldest
+        from graphile_worker.jobs group by task_identifier`)
+    } catch {
+      return [] // the database is away: the scrape still answers, without these
+    }
+  }
+  scrapedGauge(metrics, 'oxs_job_queue_jobs', 'Jobs of the effects queue by task and state (waiting: due, not taken; running)', ['task', 'state'],
+    async (gauge) => {
+      gauge.reset()
+      for (const row of await queue()) {
+        gauge.set({ task: row.task, state: 'waiting' }, row.waiting)
+        gauge.set({ task: row.task, state: 'running' }, row.running)
+      }
+    })
+  scrapedGauge(metrics, 'oxs_job_queue_oldest_waiting_seconds', 'How long the oldest due job of each task has waited', ['task'],
+    async (gauge) => {
+      gauge.reset()
+      for (const row of await queue()) gauge.set({ task: row.task }, row.oldest)
+    })
+
+  const token = app.config.METRICS_TOKEN
+  if (token) {
+    app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+      const given = bearer(request)
+      if (given === null || !sameSecret(given, token)) throw new RequestError.Unauthorized()
+      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
+    })
+  }
+}, { name: 'metrics', dependencies: ['database'] })

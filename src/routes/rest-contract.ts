@@ -1,0 +1,78 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
+import { BatchDataSchema, MAX_ITEMS, StatusUpdateItemSchema } from '../status-update/schemas.js'
+import { FailureEnvelope, FailureEnvelopeWithData, SuccessEnvelope } from './envelope.js'
+
+/*
+ * The REST contract in one place: each endpoint's method, path, request and answers as TypeBox schemas.
+ * The routes take their paths and response schemas from here; `npm run generate` writes them to
+ * schema/rest.json (the working REST schema the schema gate compares with schema/published/) and to the
+ * client package's types (packages/client/src/generated/rest.ts). Static<> types for TypeScript callers
+ * in this repository (tests, bench) are exported beside them.
+ */
+
+export const STATUS_UPDATE_PATH = '/v2/accounting/orders/update-status'
+export const SYNC_PATH = '/v2/shipments/outstanding/sync-data'
+
+export const StatusUpdateRequestSchema = Type.Object({
+  order_status: Type.Array(StatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
+}, { title: 'StatusUpdateRequest', description: `A batch of 1 to ${MAX_ITEMS} status changes, each order independent (spec 4.2)` })
+export type StatusUpdateRequest = Static<typeof StatusUpdateRequestSchema>
+
+export const StatusUpdateResponseSchema = Type.Composite([SuccessEnvelope(BatchDataSchema)], {
+  title: 'StatusUpdateResponse', description: 'The batch was processed; per-order failures are in data.errors (spec 4.2)'
+})
+export type StatusUpdateResponse = Static<typeof StatusUpdateResponseSchema>
+
+export const StatusUpdateInvalidStatusResponseSchema = Type.Composite([FailureEnvelopeWithData(BatchDataSchema)], {
+  title: 'StatusUpdateInvalidStatusResponse',
+  description: 'An item asked for a status that is not one of the three: a 400 that still reports every item (spec 7.2)'
+})
+
+export const RequestFailureSchema = Type.Composite([FailureEnvelope], {
+  title: 'RequestFailure', description: 'A request-level failure (spec 7.1): no data; message says what was wrong'
+})
+export type RequestFailure = Static<typeof RequestFailureSchema>
+
+export const SyncResponseSchema = Type.Composite([SuccessEnvelope(SyncDataSchema)], {
+  title: 'SyncResponse', description: 'Every row was processed; bad rows are in data.errors by index'
+})
+export type SyncResponse = Static<typeof SyncResponseSchema>
+
+export interface Endpoint {
+  method: 'POST' | 'PUT'
+  path: string
+  request: TSchema
+  responses: Record<number, TSchema>
+}
+
+/** What both endpoints may answer besides their own 200 and 400 (errors.ts RequestError). */
+const requestFailures = {
+  401: RequestFailureSchema,
+  405: RequestFailureSchema,
+  409: RequestFailureSchema,
+  413: RequestFailureSchema,
+  415: RequestFailureSchema,
+  422: RequestFailureSchema,
+  429: RequestFailureSchema,
+  500: RequestFailureSchema,
+  503: RequestFailureSchema
+}
+
+/** Every REST endpoint of /v2 (the GraphQL endpoint's contract is schema.graphql). */
+export const restEndpoints = {
+  statusUpdate: {
+    method: 'POST',
+    path: STATUS_UPDATE_PATH,
+    request: StatusUpdateRequestSchema,
+    responses: { 200: StatusUpdateResponseSchema, 400: Type.Union([StatusUpdateInvalidStatusResponseSchema, RequestFailureSchema]), ...requestFailures }
+  },
+  shipmentSync: {
+    method: 'PUT',
+    path: SYNC_PATH,
+    request: SyncRequestSchema,
+    responses: { 200: SyncResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  }
+} satisfies Record<string, Endpoint>
+
+export { MAX_ITEMS as MAX_STATUS_ITEMS, MAX_SYNC_ROWS }

@@ -1,0 +1,50 @@
+import type { TaskList } from 'graphile-worker'
+import type { Logger } from 'pino'
+import type { Config } from './config.js'
+import type { Database } from './db/client.js'
+import type { ServiceMetrics } from './metrics.js'
+import { TASKS, type AutoRejectPayload } from './effects/jobs.js'
+import { createPaymentGateway } from './effects/refunds/gateway.js'
+import { notifyTask } from './effects/tasks/notify.js'
+import { processRefundTask } from './effects/tasks/process-refund.js'
+import { createTransports } from './effects/transports/factory.js'
+import { startSupervisedWorker, type EffectsWorker } from './effects/worker.js'
+import { purgeExpiredIdempotencyKeys } from './idempotency/idempotency-key.js'
+import { autoRejectOrder } from './status-update/auto-reject.js'
+
+/*
+ * Which job runs which service: the wiring of the effects worker, kept beside the entry points so that
+ * effects/ (the queue, delivery) stays below the services that enqueue jobs (status-update/).
+ */
+
+/** The tasks of the effects worker; throws a ConfigError naming what a chosen transport lacks. */
+export function effectsTasks (config: Config, database: Database, logger: Logger, metrics?: ServiceMetrics): { taskList: TaskList, details: Record<string, unknown>, crontab: string } {
+  const transports = createTransports(config, logger)
+  const taskList: TaskList = {
+    [TASKS.notify]: notifyTask({ db: database.db, transports, logger, deliveries: metrics?.deliveries }),
+    [TASKS.processRefund]: processRefundTask({ db: database.db, gateway: createPaymentGateway(config), logger }),
+    // The status update's own path, so an auto-rejection has every reject effect.
+    [TASKS.autoReject]: async (payload) => {
+      const { orderId } = payload as AutoRejectPayload
+      const outcome = await autoRejectOrder(database.db, orderId)
+      if (outcome === 'rejected') logger.info({ orderId }, 'order auto-rejected: not accepted in time')
+      else logger.debug({ orderId }, 'auto-rejection: order already moved, nothing to do')
+    },
+    [TASKS.purgeIdempotencyKeys]: async () => {
+      const purged = await purgeExpiredIdempotencyKeys(database.db)
+      if (purged > 0) logger.info({ purged }, 'expired idempotency keys purged')
+    }
+  }
+  return {
+    taskList,
+    details: { transports: Object.fromEntries(Object.entries(transports).map(([channel, t]) => [channel, t.name])) },
+    // Hourly; a key expires 24 hours after its first use and is ignored from then on even before it goes.
+    crontab: `0 * * * * ${TASKS.purgeIdempotencyKeys} ?max=1`
+  }
+}
+
+/** The effects worker of this service, restarted after a fatal error (see startSupervisedWorker). */
+export function startWorker (config: Config, database: Database, logger: Logger, metrics?: ServiceMetrics): Promise<EffectsWorker> {
+  const log = logger.child({ component: 'effects-worker' })
+  return startSupervisedWorker({ config, url: database.url, logger: log, ...effectsTasks(config, database, log, metrics) })
+}

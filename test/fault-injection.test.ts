@@ -1,0 +1,264 @@
+import http from 'node:http'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import t, { type Test } from 'tap'
+import { openClient, openDatabase, withDatabaseName } from '../src/db/client.js'
+import { rawClient, type TestDatabase as Database } from './helpers/build.js'
+import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.js'
+import { LIVENESS_LOCK_CLASS } from '../src/effects/crash-recovery.js'
+import { createTestDatabaseUrl } from './helpers/test-server.js'
+import { freePort, ready, startServer, waitFor, type ServerProcess } from './helpers/server-process.js'
+import { credential } from './helpers/fixtures.js'
+import { startReceiver } from './helpers/receiver.js'
+import { accept, createShop, reject } from './status-update/helpers.js'
+
+/*
+ * Faults injected into a real server process (src/server.ts) on a real PostgreSQL: its backends
+ * terminated in the middle of a batch, a sync and jobs. What the client saw must be true of the
+ * database, nothing is half-applied, a retry converges, and the process lives on.
+ */
+
+interface Running { server: ServerProcess, port: number, database: Database, url: string }
+
+async function runServer (t: Test, env: Record<string, string> = {}, databaseUrl?: string): Promise<Running> {
+  const { url, drop } = databaseUrl ? { url: databaseUrl, drop: async () => {} } : await createTestDatabaseUrl()
+  // The test's own connections are not the service's (application_name), so terminating those spares these.
+  const database: Database = { ...openDatabase(url, { max: 3, application: 'oxs-test' }), sql: rawClient(url) }
+  const port = await freePort()
+  const server = startServer({ DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', WORKER_ENABLED: 'false', ...env })
+  t.teardown(async () => {
+    // A failed test shows what the server said: the one place its faults are visible.
+    if (!t.passing()) {
+      const lines = server.stdout().split('\n').filter((l) => !/"msg":"(incoming request|request completed|database unavailable)"/.test(l))
+      t.comment(`server output:\n${lines.slice(-60).map((l) => l.slice(0, 300)).join('\n')}\n${server.stderr().slice(-3000)}`)
+    }
+    if (server.child.exitCode === null) {
+      server.child.kill('SIGKILL')
+      await server.exited
+    }
+    await database.close()
+    await database.sql.end({ timeout: 5 })
+    await drop()
+  })
+  await waitFor('readiness', () => ready(port))
+  return { server, port, database, url }
+}
+
+/** Terminates every backend of the service (API pool, worker pools, liveness sessions). */
+async function terminateServiceBackends (database: Database): Promise<number> {
+  const rows = await database.sql`
+    select pg_terminate_backend(pid) as done from pg_stat_activity
+    where datname = current_database() and application_name like 'order-exchange%' and pid <> pg_backend_pid()`
+  return rows.length
+}
+
+function statusBatch (port: number, key: string, body: unknown): Promise<{ status: number, body: any }> {
+  return fetch(`http://127.0.0.1:${port}/v2/accounting/orders/update-status`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body)
+  }).then(async (res) => ({ status: res.status, body: await res.json() }))
+}
+
+t.test('backends terminated while a 1,000-order batch is in its transaction', async (t) => {
+  const { server, port, database } = await runServer(t)
+  const shop = await createShop(database, { pointsBalance: '10000000.00' })
+  const key = await shop.apiKey()
+  for (const delayMs of [0, 10, 30, 60, 120, 250, 500, 1000]) {
+    const ids = await shop.orders(1000)
+    const answer = statusBatch(port, key, { order_status: ids.map((id) => accept(id)) })
+    await new Promise((resolve) => setTimeout(resolve, delayMs))
+    await terminateServiceBackends(database)
+    const { status, body } = await answer
+    t.ok(status === 200 || status === 503, `delay ${delayMs} ms: ${status}`)
+    const accepted = await database.sql`select id::int from orders where id = any(${ids}) and status = 'ORDER_ACCEPTED'`
+    const ledger = await database.sql`select count(*)::int as n from points_ledger where order_id = any(${ids})`
+    t.ok(accepted.length === 0 || accepted.length === 1000, `delay ${delayMs} ms: all or nothing (${accepted.length} accepted)`)
+    t.equal(ledger[0].n, accepted.length, 'one ledger entry per accepted order, no more')
+    if (status === 200) {
+      t.equal(body.data.successful, accepted.length, 'the answer says what the database holds')
+      if (accepted.length === 0) t.ok(body.data.errors.every((e: { error: string }) => e.error === 'Order could not be updated'))
+    }
+    // The process is alive and reconnects; the retry converges.
+    t.equal((await fetch(`http://127.0.0.1:${port}/health/live`)).status, 200, 'still alive')
+    await waitFor('ready again', () => ready(port), 10_000)
+    const retry = await statusBatch(port, key, { order_status: ids.map((id) => accept(id)) })
+    t.same([retry.status, retry.body.data.successful], [200, 1000], 'the retry converges')
+    const [after] = await database.sql`select count(*)::int as n from points_ledger where order_id = any(${ids})`
+    t.equal(after.n, 1000, 'each order charged once')
+  }
+  t.equal(server.child.exitCode, null, 'the process never ended')
+  t.notMatch(server.stdout() + server.stderr(), /uncaught|Cannot read properties of null/i)
+})
+
+function syncRows (n: number, quantity: number): string {
+  const rows = new Array<string>(n)
+  for (let i = 0; i < n; i++) rows[i] = `{"retailerSyncId":"R-${i % 997}","shopSyncId":${i % 3 === 0 ? 'null' : `"S-${i % 31}"`},"offerSyncId":"O-${i}","outstandingQuantity":${quantity}}`
+  return `[${rows.join(',')}]`
+}
+
+function sync (port: number, key: string, body: string, agent?: http.Agent): Promise<{ status: number, body: any }> {
+  return request(port, { method: 'PUT', path: '/v2/shipments/outstanding/sync-data', headers: { 'x-api-key': key, 'content-type': 'application/json' }, agent }, body)
+}
+
+/** node:http, so a test decides about keep-alive sockets. */
+function request (port: number, options: http.RequestOptions, body?: string): Promise<{ status: number, body: any, socket?: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, ...options }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let parsed: unknown = text
+        try { parsed = JSON.parse(text) } catch {}
+        resolve({ status: res.statusCode ?? 0, body: parsed })
+      })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+t.test('backends terminated during a 50,000-row sync: nothing or everything applied, the retry converges', async (t) => {
+  const { server, port, database } = await runServer(t)
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  const n = 50_000
+  let round = 0
+  for (const delayMs of [0, 50, 200, 400, 800]) {
+    round++
+    const body = syncRows(n, round)
+    const answer = sync(port, key, body)
+    await new Promise((resolve) => setTimeout(resolve, delayMs))
+    await terminateServiceBackends(database)
+    const { status, body: reply } = await answer
+    t.ok(status === 200 || status === 503, `delay ${delayMs} ms: ${status} (never 500)`)
+    const [stored] = await database.sql`select count(*) filter (where outstanding_quantity = ${round})::int as now, count(*)::int as total
+      from outstanding_shipments where seller_id = ${shop.sellerId}`
+    if (status === 200) {
+      t.equal(reply.data.received, n)
+      t.equal(stored.now, n, 'a 200 means every row is stored')
+    } else {
+      t.equal(reply.statusCode, 503)
+      t.ok(stored.now === 0 || stored.now === n, `a 503 means nothing or everything (the commit may have been the last thing done): ${stored.now}`)
+    }
+    await waitFor('ready again', () => ready(port), 10_000)
+    const retry = await sync(port, key, body)
+    t.equal(retry.status, 200, 'the retry converges')
+    const [after] = await database.sql`select count(*) filter (where outstanding_quantity = ${round})::int as now
+      from outstanding_shipments where seller_id = ${shop.sellerId}`
+    t.equal(after.now, n)
+  }
+  t.equal(server.child.exitCode, null, 'the process never ended')
+})
+
+t.test('backends terminated while jobs run: every notification is delivered, the liveness lock comes back', async (t) => {
+  // Each answer takes a moment, so jobs are in flight when their sessions are terminated.
+  const receiver = await startReceiver(t, () => new Promise((resolve) => setTimeout(() => resolve(200), 40)))
+  const { server, port, database } = await runServer(t, {
+    WORKER_ENABLED: 'true',
+    WORKER_CONCURRENCY: '4',
+    WORKER_POLL_INTERVAL_MS: '200',
+    WORKER_RECOVERY_INTERVAL_MS: '300',
+    NOTIFY_SELLER_TRANSPORT: 'webhook',
+    NOTIFY_CUSTOMER_TRANSPORT: 'webhook',
+    NOTIFY_MESSAGING_TRANSPORT: 'webhook',
+    WEBHOOK_URL: receiver.url,
+    WEBHOOK_SECRET: 'whsec_test_0123456789abcdef'
+  })
+  await waitFor('the worker', () => server.lines().some((l) => l.msg === 'effects worker started'))
+  const shop = await createShop(database)
+  const ids = await shop.orders(40)
+  const res = await statusBatch(port, await shop.apiKey(), { order_status: ids.map((id) => reject(id, 'Out of stock')) })
+  t.equal(res.body.data.successful, 40)
+  for (let i = 0; i < 3; i++) {
+    await waitFor('deliveries going on', () => receiver.received.length >= 10 + i * 20, 30_000)
+    t.ok(await terminateServiceBackends(database) > 0, `round ${i + 1}: backends terminated mid-delivery`)
+  }
+  await waitFor('all delivered', async () => (await database.sql`select count(*)::int as n from notification_deliveries where status = 'DELIVERED'`)[0].n === 120, 60_000)
+  const events = new Set(receiver.received.map((r) => r.headers['x-order-exchange-event-id']))
+  t.equal(events.size, 120, 'every event reached the receiver (at least once, each with its stable id)')
+  await waitFor('queue empty', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs`)[0].n === 0, 30_000)
+  await waitFor('liveness lock held again', async () => (await database.sql`select count(*)::int as n from pg_locks
+    where locktype = 'advisory' and granted and classid = ${LIVENESS_LOCK_CLASS}::int8::oid
+      and database = (select oid from pg_database where datname = current_database())`)[0].n === 1, 10_000)
+  t.pass('the worker holds its liveness lock again')
+  t.equal(server.child.exitCode, null, 'the process never ended')
+})
+
+t.test('PostgreSQL stopped for 10 s and started again: clean 503s in the gap, recovery without a restart', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oxs-outage-'))
+  fs.chmodSync(dataDir, 0o755)
+  const pgPort = await freePort()
+  const options = { dataDir: path.join(dataDir, 'pg'), port: pgPort, fast: true }
+  let pg: EmbeddedServer = await startEmbeddedPostgres(options)
+  t.teardown(async () => { await pg.stop(); fs.rmSync(dataDir, { recursive: true, force: true }) })
+  const admin = openClient(pg.url, { max: 1 })
+  await admin`create database outage`
+  await admin.end()
+  const { server, port, database } = await runServer(t, {
+    WORKER_ENABLED: 'true', WORKER_POLL_INTERVAL_MS: '200', WORKER_RECOVERY_INTERVAL_MS: '500'
+  }, withDatabaseName(pg.url, 'outage'))
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  const token = await credential(database, shop.sellerId, 'access-token')
+  const [before, after] = await shop.orders(2)
+  t.equal((await statusBatch(port, key, { order_status: [accept(before)] })).body.data.successful, 1)
+
+  await pg.stop()
+  const stoppedAt = Date.now()
+  const seen = new Map<string, number>()
+  while (Date.now() - stoppedAt < 10_000) {
+    const answers = await Promise.all([
+      statusBatch(port, key, { order_status: [accept(after)] }).then((r) => `status ${r.status}`),
+      sync(port, key, syncRows(10, 1)).then((r) => `sync ${r.status}`),
+      request(port, { method: 'POST', path: '/v2/graphql', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, JSON.stringify({ query: '{ seller { name } }' })).then((r) => `graphql ${r.status}`),
+      request(port, { path: '/health/ready' }).then((r) => `ready ${r.status}`),
+      request(port, { path: '/health/live' }).then((r) => `live ${r.status}`)
+    ])
+    for (const a of answers) seen.set(a, (seen.get(a) ?? 0) + 1)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  t.same([...seen.keys()].sort(), ['graphql 503', 'live 200', 'ready 503', 'status 503', 'sync 503'].sort(),
+    `during the outage: ${JSON.stringify(Object.fromEntries(seen))}`)
+
+  pg = await startEmbeddedPostgres(options)
+  await waitFor('ready after the restart', () => ready(port), 30_000)
+  const res = await statusBatch(port, key, { order_status: [accept(after)] })
+  t.same([res.status, res.body.data.successful], [200, 1], 'writes work again')
+  await waitFor('its notifications delivered by the worker', async () => (await database.sql`select count(*)::int as n
+    from notification_deliveries where order_id = ${after} and status = 'DELIVERED'`)[0].n === 3, 60_000)
+  t.equal(server.child.exitCode, null, 'the same process throughout')
+  t.notMatch(server.stderr(), /uncaught|TypeError/i)
+})
+
+t.test('SIGTERM with a batch and a 100,000-row sync in flight on keep-alive connections: both finish, exit 0 in time', async (t) => {
+  const { server, port, database } = await runServer(t, { WORKER_ENABLED: 'true', SHUTDOWN_GRACE_MS: '10000' })
+  const shop = await createShop(database, { pointsBalance: '10000000.00' })
+  const key = await shop.apiKey()
+  const ids = await shop.orders(1000)
+  const agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 60_000, maxSockets: 8 })
+  t.teardown(() => agent.destroy())
+  // Keep-alive sockets that sit idle through the shutdown.
+  await Promise.all([1, 2, 3].map(() => request(port, { path: '/health/live', agent })))
+  const body = syncRows(100_000, 7)
+  const batch = request(port, { method: 'POST', path: '/v2/accounting/orders/update-status', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, agent },
+    JSON.stringify({ order_status: ids.map((id) => accept(id)) }))
+  const synced = sync(port, key, body, agent)
+  await waitFor('both requests in the server', () => server.lines().filter((l) => l.msg === 'incoming request' && /update-status|sync-data/.test(l.req?.url)).length === 2, 10_000)
+  const signalledAt = Date.now()
+  server.child.kill('SIGTERM')
+  const [b, s] = await Promise.all([batch, synced])
+  t.same([b.status, b.body.data?.successful], [200, 1000], 'the batch finished')
+  t.same([s.status, s.body.data?.received], [200, 100_000], 'the sync finished')
+  const code = await server.exited
+  const tookMs = Date.now() - signalledAt
+  t.equal(code, 0, 'exit 0')
+  t.ok(tookMs < 7_000, `stopped ${tookMs} ms after SIGTERM, inside the 10 s grace`)
+  const lines = server.lines()
+  t.ok(lines.some((l) => l.msg === 'effects worker stopped'), 'the worker was stopped')
+  t.ok(lines.some((l) => l.msg === 'shutdown complete'), 'and the pool closed')
+  const [counts] = await database.sql`select
+    (select count(*)::int from orders where id = any(${ids}) and status = 'ORDER_ACCEPTED') as accepted,
+    (select count(*)::int from outstanding_shipments where seller_id = ${shop.sellerId}) as rows`
+  t.same(counts, { accepted: 1000, rows: 100_000 }, 'everything answered 200 is stored')
+})

@@ -1,0 +1,93 @@
+import t from 'tap'
+import pino from 'pino'
+import { createMetrics, startMetricsServer } from '../src/metrics.js'
+import { startEffectsWorker } from '../src/effects/worker.js'
+import { effectsTasks } from '../src/worker-tasks.js'
+import { build } from './helpers/build.js'
+import { deliveryRow, enqueueEvent, ordersIn, waitFor, workerEnv } from './helpers/effects.js'
+import { seedDemo } from './helpers/fixtures.js'
+import { accept, createShop, post } from './status-update/helpers.js'
+
+/* GET /metrics in Prometheus's text format: what it counts, and who may read it. */
+
+const TOKEN = 'metrics-token-0123456789abcdef'
+
+/** `name{a="x",b="y"} value` lines as [name, labels, value]; comments skipped. */
+function samples (text: string): Array<{ name: string, labels: Record<string, string>, value: number }> {
+  return text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).map((line) => {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
+    if (!m) throw new Error(`not a sample: ${line}`)
+    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]))
+    return { name: m[1]!, labels, value: Number(m[3]) }
+  })
+}
+
+const value = (all: ReturnType<typeof samples>, name: string, labels: Record<string, string> = {}): number | undefined =>
+  all.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value
+
+t.test('scraped with the metrics token: requests, items, rows, the pool and the queue', async (t) => {
+  const { app, database } = await build(t, { METRICS_TOKEN: TOKEN, RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_SYNC_PER_MINUTE: '2' })
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  const [a, b] = await shop.orders(2)
+  await post(app, key, { order_status: [accept(a), accept(b), accept(999_999)] })
+  await post(app, key, { order_status: [accept(a)] })
+  const sync = () => app.inject({ method: 'PUT', url: '/v2/shipments/outstanding/sync-data', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload: [{ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 1 }, { retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 1 }, {}] })
+  await sync()
+  await sync()
+  t.equal((await sync()).statusCode, 429)
+
+  t.equal((await app.inject({ url: '/metrics' })).statusCode, 401, 'no token')
+  const wrong = await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-token-0123456789abcdeX' } })
+  t.equal(wrong.statusCode, 401, 'another token')
+  t.equal(wrong.json().code, 'UNAUTHENTICATED')
+  const res = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /^text\/plain; version=0\.0\.4/)
+  const all = samples(res.body)
+
+  t.equal(value(all, 'oxs_status_update_items_total', { outcome: 'changed' }), 2)
+  t.equal(value(all, 'oxs_status_update_items_total', { outcome: 'unchanged' }), 1)
+  t.equal(value(all, 'oxs_status_update_items_total', { outcome: 'error', code: 'ORDER_NOT_FOUND' }), 1)
+  t.equal(value(all, 'oxs_shipment_sync_rows_total', { outcome: 'inserted' }), 1)
+  t.equal(value(all, 'oxs_shipment_sync_rows_total', { outcome: 'unchanged' }), 1)
+  t.equal(value(all, 'oxs_shipment_sync_rows_total', { outcome: 'duplicate' }), 2)
+  t.equal(value(all, 'oxs_shipment_sync_rows_total', { outcome: 'failed' }), 2)
+  t.equal(value(all, 'oxs_rate_limit_rejections_total', { route: '/v2/shipments/outstanding/sync-data' }), 1)
+  t.equal(value(all, 'oxs_http_request_duration_seconds_count', { route: '/v2/accounting/orders/update-status', method: 'POST', status_code: '200' }), 2)
+  t.equal(value(all, 'oxs_http_request_duration_seconds_count', { route: '/v2/shipments/outstanding/sync-data', status_code: '429' }), 1)
+  t.equal(value(all, 'oxs_db_pool_connections', { state: 'max' }), 5)
+  t.ok((value(all, 'oxs_db_pool_connections', { state: 'idle' }) ?? 0) >= 1, 'idle connections')
+  t.equal(value(all, 'oxs_job_queue_jobs', { task: 'notify', state: 'waiting' }), 6, 'three notifications for each of the two accepted orders, not sent (no worker)')
+  t.ok((value(all, 'oxs_job_queue_oldest_waiting_seconds', { task: 'notify' }) ?? -1) >= 0)
+  t.ok(value(all, 'oxs_process_resident_memory_bytes')! > 0, 'process metrics too')
+  t.same(all.flatMap((s) => Object.values(s.labels)).filter((v) => /oxs_test_ak_|999999/.test(v)), [], 'nothing from a request in a label')
+})
+
+t.test('no token configured: not served on the API port; the admin port serves it without one', async (t) => {
+  const { app } = await build(t)
+  t.equal((await app.inject({ url: '/metrics' })).statusCode, 404)
+
+  const metrics = createMetrics()
+  metrics.shed.inc({ reason: 'eventLoopDelay' })
+  const admin = await startMetricsServer(metrics.registry, '127.0.0.1', 0)
+  t.teardown(() => admin.close())
+  const res = await fetch(`http://127.0.0.1:${admin.port}/metrics`)
+  t.equal(res.status, 200)
+  t.equal(value(samples(await res.text()), 'oxs_load_shed_total', { reason: 'eventLoopDelay' }), 1)
+  t.equal((await fetch(`http://127.0.0.1:${admin.port}/other`)).status, 404)
+})
+
+t.test('the worker counts deliveries by transport and result', async (t) => {
+  const { database } = await build(t)
+  await seedDemo(database, 20)
+  const metrics = createMetrics()
+  const config = workerEnv(database)
+  const log = pino({ level: 'silent' })
+  const worker = await startEffectsWorker({ config, url: database.url, logger: log, ...effectsTasks(config, database, log, metrics) })
+  t.teardown(() => worker.stop())
+  const [order] = await ordersIn(database, 'ORDER_REJECTED_BY_SELLER', 1)
+  const payloads = await enqueueEvent(database, order!)
+  await waitFor(t, 'delivered', async () => (await Promise.all(payloads.map((p) => deliveryRow(database, p.eventId)))).every((r) => r?.status === 'DELIVERED'))
+  t.equal(value(samples(await metrics.registry.metrics()), 'oxs_notification_deliveries_total', { transport: 'log', result: 'delivered' }), 3)
+})
