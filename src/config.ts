@@ -44,6 +44,12 @@ export const ConfigSchema = Type.Object({
   GRAPHQL_COST_RESTORE_PER_SECOND: Type.Integer({ minimum: 1, default: 100_000 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /**
+   * GraphQL pass-through (graphql/pass-through.ts): PostgreSQL writes the JSON of `orders` and
+   * `outstandingShipments` answers and the server splices it in. Off: every query runs through the
+   * standard execution (same bytes, more CPU).
+   */
+  GRAPHQL_PASS_THROUGH: Type.Boolean({ default: true }),
+  /**
    * Prometheus metrics: GET /metrics on the API port for a caller with `Authorization: Bearer METRICS_TOKEN`,
    * and/or on a separate admin port (METRICS_PORT, on METRICS_HOST) without a token. Neither: not served.
    */

@@ -17,6 +17,7 @@ export interface ServiceMetrics {
   rateLimited: Counter<'route'>
   shed: Counter<'reason'>
   deliveries: Counter<'transport' | 'result'>
+  graphqlPassThrough: Counter<'outcome'>
 }
 
 export function createMetrics (): ServiceMetrics {
@@ -59,6 +60,13 @@ export function createMetrics (): ServiceMetrics {
       name: 'oxs_notification_deliveries_total',
       help: 'Notification delivery attempts by transport and result (delivered, failed, given_up)',
       labelNames: ['transport', 'result'],
+      registers: [registry]
+    }),
+    graphqlPassThrough: new Counter({
+      name: 'oxs_graphql_pass_through_total',
+      help: 'GraphQL queries by how they were answered: passed through (PostgreSQL wrote the JSON), or by the standard ' +
+        'execution because the document was not covered, its input was refused, its cost was refused, or the database failed',
+      labelNames: ['outcome'],
       registers: [registry]
     })
   }

@@ -7,7 +7,7 @@ import { graphql } from './helpers/graphql.js'
 import { OrderIdsDocument, OrdersDocument, SellerDocument } from '../src/graphql/generated/operations.js'
 import { revokeCredential, issueCredential } from '../src/credentials/service.js'
 import { generateSecret } from '../src/credentials/secret.js'
-import { MAX_QUERY_COST } from '../src/graphql/plugin.js'
+import { MAX_QUERY_COST } from '../src/graphql/limits.js'
 import { QUERY_DEPTH_LIMIT } from '../src/graphql/limits.js'
 import { formatExecutionErrors } from '../src/graphql/errors.js'
 

@@ -1,7 +1,8 @@
 import type { preExecutionHookHandler } from 'mercurius'
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql'
 import { RequestError } from '../errors.js'
-import type { CostBucket } from '../cost-bucket.js'
+import type { BucketTake, CostBucket } from '../cost-bucket.js'
+import type { FastifyReply } from 'fastify'
 import { operationCost } from './limits.js'
 
 /*
@@ -22,6 +23,8 @@ declare module 'fastify' {
     graphqlOperationName: string | null
     /** The cost spent by this request, for extensions.cost. */
     graphqlCost: QueryCost | null
+    /** The bucket's answer for this request once asked (null: the budget was unavailable); undefined before. */
+    graphqlCostTake?: BucketTake | null
   }
 }
 
@@ -36,27 +39,44 @@ export function requestedCost (schema: GraphQLSchema, document: DocumentNode, op
   return operationCost(schema, operation.selectionSet, fragments)
 }
 
-export function costLimitHook (bucket: CostBucket): preExecutionHookHandler {
+/**
+ * Spends `cost` from the caller's bucket and reports it (extensions.cost, RateLimit headers); throws
+ * RateLimited when the bucket holds too little. Decided once per request: the pass-through decides before
+ * it runs, and when it then hands the request to the standard execution, the hook reuses that decision
+ * instead of spending twice. With Redis away the query goes through unlimited (null).
+ */
+export async function spendQueryCost (bucket: CostBucket, reply: FastifyReply, credentialId: number, cost: number): Promise<BucketTake | null> {
+  const { request } = reply
+  if (request.graphqlCostTake === undefined) {
+    try {
+      request.graphqlCostTake = await bucket.take(`credential:${credentialId}`, cost)
+    } catch (err) {
+      request.log.warn({ err }, 'GraphQL cost budget unavailable; query not limited')
+      request.graphqlCostTake = null
+    }
+  }
+  const take = request.graphqlCostTake
+  if (take === null) return null
   const { capacity, restorePerSecond } = bucket.limits
+  const available = Math.floor(take.available)
+  request.graphqlCost = { requestedQueryCost: cost, throttleStatus: { maximumAvailable: capacity, currentlyAvailable: available, restoreRate: restorePerSecond } }
+  reply.header('ratelimit-limit', capacity).header('ratelimit-remaining', available)
+  if (take.allowed) return take
+  const seconds = Math.max(1, Math.ceil(take.retryAfterMs / 1000))
+  reply.header('retry-after', seconds)
+  throw new RequestError.RateLimited(`this query costs ${cost} points and ${available} of ${capacity} are available ` +
+    `(${restorePerSecond} come back each second); retry in ${seconds} s or ask for less`)
+}
+
+export function costLimitHook (bucket: CostBucket): preExecutionHookHandler {
   return async (schema, document, context) => {
     const { request } = context.reply
     const cost = requestedCost(schema, document, request.graphqlOperationName)
-    let take
     try {
-      take = await bucket.take(`credential:${context.caller.credentialId}`, cost)
+      await spendQueryCost(bucket, context.reply, context.caller.credentialId, cost)
     } catch (err) {
-      // Redis away: let the query through rather than refuse every caller.
-      request.log.warn({ err }, 'GraphQL cost budget unavailable; query not limited')
-      return
+      if (err instanceof RequestError.RateLimited) request.server.metrics.rateLimited.inc({ route: request.routeOptions.url ?? 'graphql' })
+      throw err
     }
-    const available = Math.floor(take.available)
-    request.graphqlCost = { requestedQueryCost: cost, throttleStatus: { maximumAvailable: capacity, currentlyAvailable: available, restoreRate: restorePerSecond } }
-    context.reply.header('ratelimit-limit', capacity).header('ratelimit-remaining', available)
-    if (take.allowed) return
-    request.server.metrics.rateLimited.inc({ route: request.routeOptions.url ?? 'graphql' })
-    const seconds = Math.max(1, Math.ceil(take.retryAfterMs / 1000))
-    context.reply.header('retry-after', seconds)
-    throw new RequestError.RateLimited(`this query costs ${cost} points and ${available} of ${capacity} are available ` +
-      `(${restorePerSecond} come back each second); retry in ${seconds} s or ask for less`)
   }
 }

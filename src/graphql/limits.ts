@@ -20,6 +20,12 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from '../paging/page-window.js'
 
 export const QUERY_DEPTH_LIMIT = 15
 
+/**
+ * Fits one full selection of a page of 100 orders (cost about 85,000) or the standard introspection
+ * query (about 70,000), but not two full pages in one document (aliases) or nested introspection.
+ */
+export const MAX_QUERY_COST = 100_000
+
 /** Elements assumed per list when the document cannot say. Realistic, not worst case: a bound, not a bill. */
 const LIST_SIZE: Record<string, number> = {
   'Order.orderItems': 10,
@@ -166,3 +172,6 @@ export function documentLimitsRule (maxDepth: number, maxCost: number): Validati
     }
   }
 }
+
+/** The rule every /v2/graphql document is validated with, besides graphql's own (standard path and pass-through). */
+export const DOCUMENT_LIMITS: ValidationRule = documentLimitsRule(QUERY_DEPTH_LIMIT, MAX_QUERY_COST)

@@ -6,19 +6,13 @@ import mercurius, { type IResolvers, type MercuriusLoaders, type MercuriusOption
 import { assertParsed, MAX_TOKENS } from './document-gate.js'
 import { RETRY_AFTER_SECONDS } from '../errors.js'
 import { formatExecutionErrors } from './errors.js'
-import { QUERY_DEPTH_LIMIT, documentLimitsRule } from './limits.js'
+import { DOCUMENT_LIMITS } from './limits.js'
 import { costLimitHook } from './cost-limit.js'
 import { registerGraphqlRoutes } from './route.js'
 import { resolvers } from './resolvers.js'
 
 /** schema.graphql at the project root is the source of truth; read once per app. */
 export const SCHEMA_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../schema.graphql')
-
-/**
- * Fits one full selection of a page of 100 orders (cost about 85,000) or the standard introspection
- * query (about 70,000), but not two full pages in one document (aliases) or nested introspection.
- */
-export const MAX_QUERY_COST = 100_000
 
 /**
  * The Mercurius options of /v2/graphql for a given set of resolvers (and loaders): one place, so the
@@ -35,7 +29,7 @@ export function mercuriusOptions (resolverMap: IResolvers, loaders?: MercuriusLo
     ...(loaders ? { loaders } : {}),
     routes: false,
     graphql: { parseOptions: { maxTokens: MAX_TOKENS } },
-    validationRules: [documentLimitsRule(QUERY_DEPTH_LIMIT, MAX_QUERY_COST)],
+    validationRules: [DOCUMENT_LIMITS],
     errorFormatter: (execution, ctx) => {
       const formatted = formatExecutionErrors(execution.errors, execution.data, ctx.reply.log)
       if (formatted.statusCode === 503) ctx.reply.header('retry-after', String(RETRY_AFTER_SECONDS))

@@ -5,11 +5,13 @@ import { graphqlContext } from './context.js'
 import { DocumentGate, DocumentRejected } from './document-gate.js'
 import { formatRejectedRequest } from './errors.js'
 import { sendGraphql } from './media-type.js'
+import { PassThrough } from './pass-through.js'
 
 /*
  * POST (and GET, for queries) /v2/graphql: our own routes in front of Mercurius's executor, so that
  * what a request may carry is decided here. `query` must be GraphQL source text that passes the
- * document gate (bounded, parseable); only then does Mercurius see it (cache, validation, execution).
+ * document gate (bounded, parseable); only then does Mercurius see it (cache, validation, execution),
+ * unless the pass-through (pass-through.ts) can answer it with PostgreSQL's own JSON text.
  */
 
 export const GRAPHQL_PATH = '/v2/graphql'
@@ -57,6 +59,7 @@ function jsonObjectParam (name: string, text: string | undefined): Record<string
 
 export function registerGraphqlRoutes (app: FastifyInstance): void {
   const gate = new DocumentGate()
+  const passThrough = app.config.GRAPHQL_PASS_THROUGH ? new PassThrough(app.graphql.schema) : null
 
   // `application/graphql` carries the query text itself as the body.
   app.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) => { done(null, { query: body }) })
@@ -71,7 +74,13 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
     try {
       gate.admit(query)
       request.graphqlOperationName = operationName ?? null
-      const result = await reply.graphql(query, graphqlContext(request), variables ?? undefined, operationName ?? undefined)
+      const context = graphqlContext(request)
+      if (passThrough) {
+        const answered = await passThrough.answer(request, reply, { ...context, costBucket: app.costBucket },
+          query, variables ?? null, operationName ?? null)
+        if (answered) return reply
+      }
+      const result = await reply.graphql(query, context, variables ?? undefined, operationName ?? undefined)
       // What the query cost and what is left of the budget (cost-limit.ts), as Shopify reports it.
       const body = request.graphqlCost ? { ...result, extensions: { ...result.extensions, cost: request.graphqlCost } } : result
       // Mercurius set the status (errors.ts): 400 only when the document could not run (bad variables).

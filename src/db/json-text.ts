@@ -1,0 +1,81 @@
+import { sql, type SQL } from 'drizzle-orm'
+
+/*
+ * JSON text built by PostgreSQL, byte for byte what JSON.stringify would write for the same values, so a
+ * read can hand PostgreSQL's text to the client without parsing it (the GraphQL pass-through). Strings go
+ * through to_json (its escapes are JSON.stringify's), numbers through oxs_js_number (migration 0006),
+ * objects and lists are concatenated without the spaces json_build_object and json_agg put in.
+ *
+ * What to write is a plan: the entries of each object, in the order the answer lists them, each a field
+ * of the object (with the entries of its own object or list elements) or a __typename.
+ */
+
+export interface JsonEntry { key: string, value: JsonValue }
+export type JsonValue =
+  | { kind: 'typename', name: string }
+  | { kind: 'field', name: string, entries?: JsonEntry[] }
+
+/** A response key is a GraphQL name; checked again here because it is written into the SQL text. */
+const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/
+
+/** `"key":` as an SQL literal. */
+export function keyText (key: string): SQL {
+  if (!NAME.test(key)) throw new Error(`not a GraphQL name: ${JSON.stringify(key)}`)
+  return sql.raw(`'"${key}":'`)
+}
+
+/** A JSON string literal of a known name (a __typename), as an SQL literal. */
+export function nameText (name: string): SQL {
+  if (!NAME.test(name)) throw new Error(`not a GraphQL name: ${JSON.stringify(name)}`)
+  return sql.raw(`'"${name}"'`)
+}
+
+export const stringText = (expr: SQL): SQL => sql`coalesce(to_json((${expr})::text)::text, 'null')`
+export const numberText = (expr: SQL): SQL => sql`coalesce(oxs_js_number((${expr})::float8), 'null')`
+export const intText = (expr: SQL): SQL => sql`coalesce((${expr})::text, 'null')`
+export const boolText = (expr: SQL): SQL => sql`(case when (${expr}) then 'true' when not (${expr}) then 'false' else 'null' end)`
+export const stringArrayText = (expr: SQL): SQL => sql`coalesce(array_to_json(${expr})::text, 'null')`
+
+/** `{"k1":v1,"k2":v2}` from each entry's `"key":` and value text. */
+export function objectText (parts: Array<{ key: string, value: SQL }>): SQL {
+  if (parts.length === 0) return sql.raw('\'{}\'')
+  const items = parts.map((p, i) => sql`${i === 0 ? sql.raw('\'{\'') : sql.raw('\',\'')} || ${keyText(p.key)} || ${p.value}`)
+  return sql`(${sql.join(items, sql` || `)} || '}')`
+}
+
+/** `[e1,e2]` from the text of each element, aggregated in `order`. */
+export function arrayAggText (element: SQL, order: SQL): SQL {
+  return sql`'[' || coalesce(${elementsAggText(element, order)}, '') || ']'`
+}
+
+/** `e1,e2` (no brackets; null for no rows): a list's elements grouped apart, bracketed where it is used (`listText`). */
+export function elementsAggText (element: SQL, order: SQL): SQL {
+  return sql`string_agg(${element}, ',' order by ${order})`
+}
+
+/** `[…]` around a column of `elementsAggText` (null: no elements). */
+export const listText = (elements: SQL): SQL => sql`('[' || coalesce(${elements}, '') || ']')`
+
+/** The scalar fields of one object type: how each is written, from the object's row. */
+export type ScalarFields = Record<string, SQL>
+
+/**
+ * The text of one object from its plan: scalars from `scalars`, __typename from `typeName`, anything
+ * else from `nested` (which throws for a field it does not know).
+ */
+export function planObject (entries: JsonEntry[], typeName: string, scalars: ScalarFields, nested: (name: string, entries: JsonEntry[]) => SQL): SQL {
+  return objectText(entries.map(({ key, value }) => {
+    if (value.kind === 'typename') return { key, value: nameText(value.name) }
+    if (value.entries === undefined) {
+      const scalar = Object.hasOwn(scalars, value.name) ? scalars[value.name] : undefined
+      if (!scalar) throw new PlanNotCovered(`${typeName}.${value.name}`)
+      return { key, value: scalar }
+    }
+    return { key, value: nested(value.name, value.entries) }
+  }))
+}
+
+/** A selection the pass-through does not write: the standard execution answers it instead. */
+export class PlanNotCovered extends Error {
+  override name = 'PlanNotCovered'
+}
