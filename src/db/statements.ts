@@ -1,4 +1,4 @@
-import type { SQL } from 'drizzle-orm'
+import type { Query, SQL } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Tx } from './client.js'
 
@@ -11,10 +11,14 @@ import type { Tx } from './client.js'
 
 const dialect = new PgDialect()
 
-export async function prepared<Row extends Record<string, unknown> = Record<string, unknown>> (tx: Tx, statement: SQL): Promise<Row[]> {
+async function executePrepared<Row> (tx: Tx, query: Query): Promise<Row[]> {
   // Any name makes Drizzle ask postgres.js to prepare; postgres.js caches by the statement's text.
-  const prepared = tx._.session.prepareQuery(dialect.sqlToQuery(statement), undefined, 'prepared', false)
+  const prepared = tx._.session.prepareQuery(query, undefined, 'prepared', false)
   return await prepared.execute() as Row[]
+}
+
+export async function prepared<Row extends Record<string, unknown> = Record<string, unknown>> (tx: Tx, statement: SQL): Promise<Row[]> {
+  return executePrepared<Row>(tx, dialect.sqlToQuery(statement))
 }
 
 /**
@@ -26,11 +30,54 @@ export async function prepared<Row extends Record<string, unknown> = Record<stri
 const PREPARED_SHAPES = 256
 const preparedShapes = new Set<string>()
 
-export async function runReadStatement<Row extends Record<string, unknown> = Record<string, unknown>> (tx: Tx, statement: SQL): Promise<Row[]> {
-  const text = dialect.sqlToQuery(statement).sql
-  if (preparedShapes.has(text) || preparedShapes.size < PREPARED_SHAPES) {
-    preparedShapes.add(text)
-    return prepared<Row>(tx, statement)
+export async function runReadQuery<Row extends Record<string, unknown> = Record<string, unknown>> (tx: Tx, query: Query): Promise<Row[]> {
+  if (preparedShapes.has(query.sql) || preparedShapes.size < PREPARED_SHAPES) {
+    preparedShapes.add(query.sql)
+    return executePrepared<Row>(tx, query)
   }
-  return await tx.execute<Row>(statement) as Row[]
+  return await tx._.session.prepareQuery(query, undefined, undefined, false).execute() as Row[]
+}
+
+/**
+ * A value of a statement template: where the request's value comes from. A builder written for real
+ * values is run once with slots in their place; the text it makes is kept, and each request only reads
+ * its values through the slots. Building a large statement with Drizzle's `sql` costs more CPU than
+ * running it through postgres.js (measured: about 1.5 ms per order page of 100), so it is done once per
+ * shape, not once per request.
+ */
+export class Slot<C> {
+  constructor (readonly read: (context: C) => unknown) {}
+}
+
+/** A slot typed as the value it stands for, for builders that take real values. */
+export function slot<C, T> (read: (context: C) => T): T {
+  return new Slot(read) as unknown as T
+}
+
+interface Template<C> { sql: string, slots: Array<Slot<C>> }
+
+/** Statement texts by shape (the caller's key), most recent last, at most `capacity`. */
+export class StatementTemplates<C> {
+  private readonly templates = new Map<string, Template<C>>()
+  constructor (private readonly capacity = PREPARED_SHAPES) {}
+
+  /** The query of `context`: from the kept template of `key`, or built once by `build` (with slots). */
+  query (key: string, build: () => SQL, context: C): Query {
+    let template = this.templates.get(key)
+    if (template) {
+      this.templates.delete(key)
+    } else {
+      const built = dialect.sqlToQuery(build())
+      // Every value must come from a slot: a value computed while building would be baked into the
+      // text for every later request of this shape.
+      const slots = built.params.map((p, i) => {
+        if (!(p instanceof Slot)) throw new Error(`statement template: parameter ${i + 1} is not a slot (${typeof p})`)
+        return p as Slot<C>
+      })
+      template = { sql: built.sql, slots }
+      if (this.templates.size >= this.capacity) this.templates.delete(this.templates.keys().next().value!)
+    }
+    this.templates.set(key, template)
+    return { sql: template.sql, params: template.slots.map((s) => s.read(context)) }
+  }
 }

@@ -1,9 +1,9 @@
-import { sql, type SQL } from 'drizzle-orm'
+import { sql, type Query, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import {
   arrayAggText, boolText, elementsAggText, listText, intText, numberText, planObject, PlanNotCovered, stringArrayText, stringText, type JsonEntry, type ScalarFields
 } from '../db/json-text.js'
-import { runReadStatement } from '../db/statements.js'
+import { runReadQuery, slot, StatementTemplates } from '../db/statements.js'
 import type { OrderListFilter } from './order-list-input.js'
 import { pageSource, type OrderReader } from './read-orders.js'
 
@@ -218,8 +218,32 @@ export function orderConnectionStatement (reader: OrderReader, filter: OrderList
     select ${connection} as body from fetched f`
 }
 
+interface PageContext { reader: OrderReader, filter: OrderListFilter, timeZone: string }
+
+/** One statement text per selection and set of filters in use; each request fills in its values. */
+const templates = new StatementTemplates<PageContext>()
+
+/** The statement of `entries` for this reader and filter, its text built once per shape. */
+export function orderConnectionQuery (reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string): Query {
+  const key = `${JSON.stringify(entries)}|${reader.storeIds === null}|${filter.fromDate === null}|${filter.toDate === null}|${filter.updatedSince === null}`
+  return templates.query(key, () => orderConnectionStatement(
+    {
+      sellerId: slot((c: PageContext) => c.reader.sellerId),
+      storeIds: reader.storeIds === null ? null : slot((c: PageContext) => c.reader.storeIds)
+    },
+    {
+      page: slot((c: PageContext) => c.filter.page),
+      limit: slot((c: PageContext) => c.filter.limit),
+      fromDate: filter.fromDate === null ? null : slot((c: PageContext) => c.filter.fromDate),
+      toDate: filter.toDate === null ? null : slot((c: PageContext) => c.filter.toDate),
+      updatedSince: filter.updatedSince === null ? null : slot((c: PageContext) => c.filter.updatedSince)
+    },
+    entries, slot((c: PageContext) => c.timeZone)
+  ), { reader, filter, timeZone })
+}
+
 /** The page as JSON text (an OrderConnection of the selected fields); throws PlanNotCovered for a field it does not write. */
 export async function readOrderConnectionText (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string): Promise<string> {
-  const [row] = await runReadStatement<{ body: string }>(tx, orderConnectionStatement(reader, filter, entries, timeZone))
+  const [row] = await runReadQuery<{ body: string }>(tx, orderConnectionQuery(reader, filter, entries, timeZone))
   return row!.body
 }

@@ -170,7 +170,8 @@ export interface PageSource {
 export function pageSource (reader: OrderReader, filter: OrderListFilter, timeZone: string): PageSource {
   const where = whereClause(reader, filter, timeZone)
   const limit = sql`${filter.limit}::int`
-  const offset = sql`${(filter.page - 1) * filter.limit}::bigint`
+  // Computed by PostgreSQL, not here, so the statement can be a template (order-json.ts).
+  const offset = sql`((${filter.page}::bigint - 1) * ${filter.limit}::int)`
   return {
     ctes: sql`with page as (
       select o.id, o.created_at from orders o where ${where}

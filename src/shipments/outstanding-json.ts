@@ -1,7 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm'
+import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Tx } from '../db/client.js'
 import { arrayAggText, intText, numberText, planObject, PlanNotCovered, stringText, type JsonEntry } from '../db/json-text.js'
-import { runReadStatement } from '../db/statements.js'
+import { runReadQuery } from '../db/statements.js'
 import type { OutstandingShipmentFilter } from './outstanding-list-input.js'
 
 /*
@@ -9,6 +10,8 @@ import type { OutstandingShipmentFilter } from './outstanding-list-input.js'
  * OutstandingShipmentConnection): the same rows, order and total as read-outstanding.ts, written by
  * PostgreSQL in one statement for the GraphQL pass-through (graphql/pass-through.ts).
  */
+
+const dialect = new PgDialect()
 
 const iso = (column: string): SQL => sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
 
@@ -47,6 +50,6 @@ export function outstandingConnectionStatement (sellerId: number, filter: Outsta
 }
 
 export async function readOutstandingConnectionText (tx: Tx, sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[]): Promise<string> {
-  const [row] = await runReadStatement<{ body: string }>(tx, outstandingConnectionStatement(sellerId, filter, entries))
+  const [row] = await runReadQuery<{ body: string }>(tx, dialect.sqlToQuery(outstandingConnectionStatement(sellerId, filter, entries)))
   return row!.body
 }
