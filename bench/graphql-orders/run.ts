@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process'
-import { isDeepStrictEqual } from 'node:util'
+import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
@@ -13,14 +13,20 @@ import { orderPageStatement, type OrderSelection } from '../../src/orders/read-o
 import { parseOrderListInput } from '../../src/orders/order-list-input.js'
 
 /*
- * npm run bench:orders — the orders query under load, against a bare Fastify + one-SQL baseline (and the
- * loader variant) in the same run. Every target runs in its own process; autocannon runs here.
+ * npm run bench:orders — the orders query under load. Every target runs in its own process (serve.ts)
+ * on the same data; autocannon runs here. The targets: the service (GraphQL pass-through), the same
+ * service with standard execution (GRAPHQL_PASS_THROUGH=false, what it was before), the bare-Fastify
+ * baseline, PostGraphile 5 (Amber), the limit (the page statement alone from a bare postgres.js client,
+ * no HTTP), and optionally the loader variant. Each is checked to return the same orders before it is
+ * timed. Per request it reports req/s, p50, p99 and CPU: the target process's (Node) and PostgreSQL's
+ * (every process of the server, read from /proc). Then allocation.ts measures heap allocated per request.
  *
  *   BENCH_ORDERS=100000        orders seeded for the main table
  *   BENCH_ORDERS_LARGE=0       set to 1000000 for the p99 comparison at scale (the seed takes ~2 min)
  *   BENCH_DURATION=10          seconds per measurement (after a 2 s warm-up)
- *   BENCH_CONNECTIONS=10       concurrent connections
- *   BENCH_LOADERS=1            0 skips the loader variant
+ *   BENCH_CONNECTIONS=10       concurrent connections (and each target's pool size)
+ *   BENCH_TARGETS              comma-separated subset of service,standard,baseline,postgraphile,limit,loaders
+ *                              (default: all but loaders)
  *   BENCH_DATABASE_URL         a PostgreSQL server to use instead of an embedded one
  */
 
@@ -29,27 +35,46 @@ const SIZE = Number(process.env.BENCH_ORDERS ?? 100_000)
 const LARGE = Number(process.env.BENCH_ORDERS_LARGE ?? 0)
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
-const LOADERS = process.env.BENCH_LOADERS !== '0'
+const ALL_TARGETS = ['service', 'standard', 'baseline', 'postgraphile', 'limit', 'loaders'] as const
+type Target = typeof ALL_TARGETS[number]
+const TARGETS = (process.env.BENCH_TARGETS ?? 'service,standard,baseline,postgraphile,limit').split(',').map((t) => t.trim()) as Target[]
+for (const t of TARGETS) if (!ALL_TARGETS.includes(t)) throw new Error(`unknown target ${t}`)
+// The others are compared with the service's page: it comes first.
+if (TARGETS[0] !== 'service') throw new Error('BENCH_TARGETS must start with service')
 const TIME_ZONE = 'Asia/Kolkata'
 const SELLER = 1
-/** A day inside the seed's 90 days; page 2 so the offset is exercised. */
+/** A day inside the seed's 90 days. */
 const DAY = '2026-10-15'
 
-type Target = 'service' | 'baseline' | 'loaders'
 interface Scenario { name: string, input: { page: number, limit: number, fromDate?: string, toDate?: string } }
 const SCENARIOS: Scenario[] = [
   { name: 'page 1, limit 20', input: { page: 1, limit: 20 } },
   { name: 'page 1, limit 100', input: { page: 1, limit: 100 } },
+  { name: `one day (${DAY}), page 1, limit 20`, input: { page: 1, limit: 20, fromDate: DAY, toDate: DAY } },
   { name: `one day (${DAY}), page 2, limit 100`, input: { page: 2, limit: 100, fromDate: DAY, toDate: DAY } }
 ]
 
 interface Server { target: Target, port: number, child: ChildProcess }
-interface Measure { target: Target, scenario: string, orders: number, rps: number, p50: number, p99: number, statements: number, errors: number }
+interface Measure {
+  target: Target,
+  scenario: string,
+  orders: number,
+  rps: number,
+  p50: number,
+  p99: number,
+  statements: number,
+  errors: number
+  /** CPU milliseconds per request: the target's process, and PostgreSQL's. */
+  nodeCpu: number,
+  pgCpu: number
+}
 
 function log (line: string): void { process.stderr.write(`${line}\n`) }
 
 async function start (target: Target, url: string): Promise<Server> {
-  const child = fork(path.join(here, 'serve.ts'), [target, url, TIME_ZONE], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  // PostGraphile 5 needs Promise.withResolvers (Node 22): polyfilled first on Node 20.
+  const execArgv = ['--import', 'tsx', ...(target === 'postgraphile' ? ['--import', path.join(here, '../lib/promise-with-resolvers.mjs')] : [])]
+  const child = fork(path.join(here, 'serve.ts'), [target, url, TIME_ZONE, String(CONNECTIONS)], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m) => resolve((m as { port: number }).port))
     child.once('exit', (code) => reject(new Error(`${target} exited with ${code}`)))
@@ -57,10 +82,16 @@ async function start (target: Target, url: string): Promise<Server> {
   return { target, port, child }
 }
 
-function ask (server: Server): Promise<number> {
+function call<T> (server: Server, message: unknown, key: string): Promise<T> {
   return new Promise((resolve) => {
-    server.child.once('message', (m) => resolve((m as { statements: number }).statements))
-    server.child.send('statements')
+    const listener = (m: unknown): void => {
+      if (typeof m === 'object' && m !== null && key in m) {
+        server.child.off('message', listener)
+        resolve((m as Record<string, T>)[key]!)
+      }
+    }
+    server.child.on('message', listener)
+    server.child.send(message as never)
   })
 }
 
@@ -70,9 +101,50 @@ async function stop (server: Server): Promise<void> {
   await exited
 }
 
+/** The selection of spec 2.1–2.7 in PostGraphile's names (its inflection of the same tables). */
+const PGL_SELECTION = `totalCount pageInfo { hasNextPage } nodes {
+  rowId orderNumber serviceOrderNumber status deliveryType sellerId storeId retailerName isActionable currencyCode
+  orderTotal orderTotalFinal orderTaxAmount orderCessAmount appliedPoints totalExtraCharges roundOff totalItemsInOrder isDeleted createdAt updatedAt
+  retailerByRetailerId { rowId name firstName lastName phone whatsapp syncId }
+  shopByShopId { rowId syncId shopName retailerByRetailerId { syncId } }
+  orderItemsByOrderId(orderBy: ROW_ID_ASC) { nodes { rowId skuId quantity
+    offerByOfferId { rowId offerSyncId finalPriceWithTax }
+    itemByItemId { rowId itemName itemSyncId }
+    skusBySkuId { itemId skuNickName images tags
+      offersBySkuId(orderBy: ROW_ID_ASC) { nodes { rowId skuId offerSyncId purchasePrice mrpPriceAmount currency priceRange } }
+      sellingUnitsBySkuId(orderBy: ROW_ID_ASC) { nodes { rowId name multiplier isBaseUnit skuId } } } } } }`
+
+/** PostGraphile's document for a scenario: allOrders, or the day function for a date range. */
+function postgraphileQuery (scenario: Scenario): string {
+  const { page, limit, fromDate, toDate } = scenario.input
+  const window = `first: ${limit}, offset: ${(page - 1) * limit}`
+  if (fromDate) {
+    return `{ ordersOnDays(seller: ${SELLER}, fromDay: "${fromDate}", toDay: "${toDate}", tz: "${TIME_ZONE}", ${window}) { ${PGL_SELECTION} } }`
+  }
+  return `{ allOrders(condition: {sellerId: ${SELLER}, isDeleted: false}, orderBy: [CREATED_AT_ASC, ROW_ID_ASC], ${window}) { ${PGL_SELECTION} } }`
+}
+
+/**
+ * What PostGraphile needs of the bench database: a set-returning function for the date range (its way
+ * to a range condition), and the tables it cannot build types for (enum values with dashes) left out.
+ */
+async function preparePostgraphile (bench: BenchDatabase): Promise<void> {
+  await bench.database.sql.unsafe(`create or replace function orders_on_days(seller integer, from_day date, to_day date, tz text)
+    returns setof orders language sql stable as $$
+      select * from orders o where o.seller_id = seller and not o.is_deleted
+        and o.created_at >= from_day::timestamp at time zone tz and o.created_at < (to_day + 1)::timestamp at time zone tz
+      order by o.created_at, o.id $$`)
+  for (const table of ['credentials', 'order_status_history', 'order_counts', 'order_effects']) {
+    await bench.database.sql.unsafe(`comment on table ${table} is E'@behavior -*'`)
+  }
+}
+
 function request (server: Server, token: string, scenario: Scenario): { path: string, headers: Record<string, string>, body: string } {
   if (server.target === 'baseline') {
     return { path: '/orders', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sellerId: SELLER, ...scenario.input }) }
+  }
+  if (server.target === 'postgraphile') {
+    return { path: '/graphql', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: postgraphileQuery(scenario) }) }
   }
   return {
     path: '/v2/graphql',
@@ -81,23 +153,81 @@ function request (server: Server, token: string, scenario: Scenario): { path: st
   }
 }
 
-async function fetchPage (server: Server, token: string, scenario: Scenario): Promise<unknown> {
+async function fetchPage (server: Server, token: string, scenario: Scenario): Promise<string> {
+  if (server.target === 'limit') return `{"data":{"orders":${await call<string>(server, { page: scenario.input }, 'body')}}}`
   const r = request(server, token, scenario)
   const res = await fetch(`http://127.0.0.1:${server.port}${r.path}`, { method: 'POST', headers: r.headers, body: r.body })
-  if (res.status !== 200) throw new Error(`${server.target} answered ${res.status}: ${await res.text()}`)
-  return res.json()
+  const text = await res.text()
+  if (res.status !== 200 || text.includes('"errors"')) throw new Error(`${server.target} answered ${res.status}: ${text.slice(0, 2000)}`)
+  return text
 }
 
-async function measure (server: Server, token: string, scenario: Scenario, orders: number): Promise<Measure> {
-  const r = request(server, token, scenario)
-  const options = { url: `http://127.0.0.1:${server.port}${r.path}`, method: 'POST' as const, headers: r.headers, body: r.body, connections: CONNECTIONS }
-  await autocannon({ ...options, duration: 2 }) // warm-up: JIT, prepared statements, caches
-  const before = await ask(server)
-  const result = await autocannon({ ...options, duration: DURATION })
-  const statements = (await ask(server)) - before
-  const errors = result.errors + result.timeouts + result.non2xx
-  const m = { target: server.target, scenario: scenario.name, orders, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, statements: statements / result.requests.total, errors }
-  log(`  ${m.target.padEnd(8)} ${m.scenario.padEnd(36)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  ${m.statements.toFixed(2)} statements/req${errors ? `  ERRORS ${errors}` : ''}`)
+type ServiceOrders = { pageInfo: { total: number, hasNext: boolean }, nodes: Array<{ orderId: string, orderTotal: number, orderItems: Array<{ id: string, sku: { offers: Array<{ id: number }> } }> }> }
+type PglOrders = { totalCount: number, pageInfo: { hasNextPage: boolean }, nodes: Array<{ rowId: string, orderTotal: string, orderItemsByOrderId: { nodes: Array<{ rowId: string, skusBySkuId: { offersBySkuId: { nodes: Array<{ rowId: number }> } } }> } }> }
+
+/** The orders of a page as ids (orders, their lines, each line's SKU offers) and money, to compare engines. */
+function shapeOf (target: Target, body: string): string {
+  if (target === 'postgraphile') {
+    const data = (JSON.parse(body) as { data: Record<string, PglOrders> }).data
+    const c = Object.values(data)[0]!
+    return JSON.stringify([c.totalCount, c.pageInfo.hasNextPage, c.nodes.map((o) => [o.rowId, Number(o.orderTotal),
+      o.orderItemsByOrderId.nodes.map((l) => [l.rowId, l.skusBySkuId.offersBySkuId.nodes.map((f) => f.rowId)])])])
+  }
+  const c = (JSON.parse(body) as { data: { orders: ServiceOrders } }).data.orders
+  return JSON.stringify([c.pageInfo.total, c.pageInfo.hasNext, c.nodes.map((o) => [o.orderId, o.orderTotal,
+    o.orderItems.map((l) => [l.id, l.sku.offers.map((f) => f.id)])])])
+}
+
+/** CPU time of every process of the PostgreSQL server (the postmaster and its children), in ms. */
+function pgCpuMs (postmaster: number): number {
+  const tick = 1000 / 100 // USER_HZ
+  let total = 0
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try { stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8') } catch { continue }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    // fields[0] is state (field 3): ppid is field 4, utime 14, stime 15.
+    if (Number(entry) !== postmaster && Number(fields[1]) !== postmaster) continue
+    total += (Number(fields[11]) + Number(fields[12])) * tick
+  }
+  return total
+}
+
+async function postmasterOf (bench: BenchDatabase): Promise<number> {
+  const [row] = await bench.database.sql<Array<{ pid: number }>>`select pg_backend_pid() as pid`
+  const stat = fs.readFileSync(`/proc/${row!.pid}/stat`, 'utf8')
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+}
+
+function percentile (sorted: number[], p: number): number {
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+}
+
+async function measure (server: Server, token: string, scenario: Scenario, orders: number, postmaster: number): Promise<Measure> {
+  let rps: number; let p50: number; let p99: number; let total: number; let errors = 0
+  let before: number; let nodeBefore: number; let pgBefore: number
+  if (server.target === 'limit') {
+    await call(server, { run: { input: scenario.input, seconds: 2, connections: CONNECTIONS } }, 'result') // warm-up
+    before = await call<number>(server, 'statements', 'statements'); nodeBefore = await call<number>(server, 'cpu', 'cpu'); pgBefore = pgCpuMs(postmaster)
+    const result = await call<{ requests: number, latencies: number[] }>(server, { run: { input: scenario.input, seconds: DURATION, connections: CONNECTIONS } }, 'result')
+    const sorted = result.latencies.sort((a, b) => a - b)
+    total = result.requests; rps = total / DURATION; p50 = Math.round(percentile(sorted, 0.5)); p99 = Math.round(percentile(sorted, 0.99))
+  } else {
+    const r = request(server, token, scenario)
+    const options = { url: `http://127.0.0.1:${server.port}${r.path}`, method: 'POST' as const, headers: r.headers, body: r.body, connections: CONNECTIONS }
+    await autocannon({ ...options, duration: 2 }) // warm-up: JIT, prepared statements, caches
+    before = await call<number>(server, 'statements', 'statements'); nodeBefore = await call<number>(server, 'cpu', 'cpu'); pgBefore = pgCpuMs(postmaster)
+    const result = await autocannon({ ...options, duration: DURATION })
+    total = result.requests.total; rps = result.requests.average; p50 = result.latency.p50; p99 = result.latency.p99
+    errors = result.errors + result.timeouts + result.non2xx
+  }
+  const pgCpu = (pgCpuMs(postmaster) - pgBefore) / total
+  const nodeCpu = ((await call<number>(server, 'cpu', 'cpu')) - nodeBefore) / 1000 / total
+  const statements = ((await call<number>(server, 'statements', 'statements')) - before) / total
+  const m: Measure = { target: server.target, scenario: scenario.name, orders, rps, p50, p99, statements, errors, nodeCpu, pgCpu }
+  log(`  ${m.target.padEnd(12)} ${m.scenario.padEnd(36)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  ` +
+    `CPU/req node ${m.nodeCpu.toFixed(2)} ms pg ${m.pgCpu.toFixed(2)} ms  ${m.statements.toFixed(2)} statements/req${errors ? `  ERRORS ${errors}` : ''}`)
   return m
 }
 
@@ -131,42 +261,64 @@ async function explain (bench: BenchDatabase, scenario: Scenario): Promise<strin
   return `${scans.join('; ')}; ${plan.find((l) => l.startsWith('Execution Time'))}`
 }
 
+/** Runs the allocation measurement (allocation.ts) in a process of its own with a large young generation. */
+function allocation (url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(here, 'allocation.ts'), [url, TIME_ZONE], {
+      execArgv: ['--import', 'tsx', '--expose-gc', '--max-semi-space-size=256'], stdio: ['ignore', 'pipe', 'inherit', 'ipc']
+    })
+    let out = ''
+    child.stdout!.on('data', (d: Buffer) => { out += d.toString() })
+    child.once('exit', (code) => code === 0 ? resolve(out) : reject(new Error(`allocation.ts exited with ${code}`)))
+  })
+}
+
 async function main (): Promise<void> {
   log(`machine: ${machineLine()}`)
   const results: Measure[] = []
   const plans: string[] = []
+  let allocationTable = ''
   const main = await prepare('graphql_orders', SIZE)
   try {
-    const targets: Target[] = ['service', 'baseline', ...(LOADERS ? ['loaders' as const] : [])]
-    const servers = await Promise.all(targets.map((t) => start(t, main.bench.url)))
+    if (TARGETS.includes('postgraphile')) await preparePostgraphile(main.bench)
+    const postmaster = await postmasterOf(main.bench)
+    const servers = await Promise.all(TARGETS.map((t) => start(t, main.bench.url)))
     try {
       for (const scenario of SCENARIOS) {
-        // Every target must answer the same page before its speed means anything.
+        // Every target must answer the same page before its speed means anything: the standard execution
+        // and the limit byte for byte, the others the same orders, lines, offers, totals and money.
         const pages = await Promise.all(servers.map((s) => fetchPage(s, main.token, scenario)))
-        for (let i = 1; i < pages.length; i++) {
-          if (!isDeepStrictEqual(pages[0], pages[i])) {
-            const a = JSON.stringify(pages[0]); const b = JSON.stringify(pages[i])
+        const service = pages[0]!
+        servers.forEach((server, i) => {
+          const same = server.target === 'standard' || server.target === 'limit'
+            ? pages[i] === service
+            : shapeOf(server.target, pages[i]!) === shapeOf('service', service)
+          if (!same) {
+            const a = same ? '' : server.target === 'standard' || server.target === 'limit' ? service : shapeOf('service', service)
+            const b = server.target === 'standard' || server.target === 'limit' ? pages[i]! : shapeOf(server.target, pages[i]!)
             let at = 0
             while (at < a.length && a[at] === b[at]) at++
-            throw new Error(`${servers[i].target} answers ${scenario.name} differently from the service, from character ${at}:\n  service: ${a.slice(Math.max(0, at - 80), at + 400)}\n  ${servers[i].target}: ${b.slice(Math.max(0, at - 80), at + 400)}`)
+            throw new Error(`${server.target} answers ${scenario.name} differently from the service, from character ${at}:\n  service: ${a.slice(Math.max(0, at - 80), at + 300)}\n  ${server.target}: ${b.slice(Math.max(0, at - 80), at + 300)}`)
           }
-        }
-        for (const server of servers) results.push(await measure(server, main.token, scenario, SIZE))
+        })
+        for (const server of servers) results.push(await measure(server, main.token, scenario, SIZE, postmaster))
       }
-      plans.push(`${SIZE.toLocaleString('en')} orders: ${await explain(main.bench, SCENARIOS[2])}`)
+      plans.push(`${SIZE.toLocaleString('en')} orders: ${await explain(main.bench, SCENARIOS[3]!)}`)
     } finally {
       for (const s of servers) await stop(s)
     }
+    allocationTable = await allocation(main.bench.url)
   } finally {
     await main.bench.dispose()
   }
   if (LARGE > 0) {
     const large = await prepare('graphql_orders_large', LARGE)
     try {
+      const postmaster = await postmasterOf(large.bench)
       const service = await start('service', large.bench.url)
       try {
-        for (const scenario of SCENARIOS.slice(1)) results.push(await measure(service, large.token, scenario, LARGE))
-        plans.push(`${LARGE.toLocaleString('en')} orders: ${await explain(large.bench, SCENARIOS[2])}`)
+        for (const scenario of [SCENARIOS[1]!, SCENARIOS[3]!]) results.push(await measure(service, large.token, scenario, LARGE, postmaster))
+        plans.push(`${LARGE.toLocaleString('en')} orders: ${await explain(large.bench, SCENARIOS[3]!)}`)
       } finally {
         await stop(service)
       }
@@ -176,27 +328,31 @@ async function main (): Promise<void> {
   }
 
   const fmt = (n: number) => n.toLocaleString('en', { maximumFractionDigits: 0 })
+  const ratio = (m: Measure, target: Target): string => {
+    const other = results.find((b) => b.target === target && b.scenario === m.scenario && b.orders === m.orders)
+    return other && m.target !== target ? `${(100 * m.rps / other.rps).toFixed(0)} %` : ''
+  }
   const lines = [
     `machine: ${machineLine()}`,
-    `command: BENCH_ORDERS=${SIZE} BENCH_ORDERS_LARGE=${LARGE} BENCH_DURATION=${DURATION} BENCH_CONNECTIONS=${CONNECTIONS} npm run bench:orders`,
+    `command: BENCH_ORDERS=${SIZE} BENCH_ORDERS_LARGE=${LARGE} BENCH_DURATION=${DURATION} BENCH_CONNECTIONS=${CONNECTIONS} BENCH_TARGETS=${TARGETS.join(',')} npm run bench:orders`,
     '',
-    '| orders | page | target | req/s | p50 ms | p99 ms | SQL statements/request | req/s vs baseline |',
-    '|---:|---|---|---:|---:|---:|---:|---:|'
+    '| orders | page | target | req/s | p50 ms | p99 ms | Node CPU ms/req | PG CPU ms/req | statements/req | vs limit | vs standard | vs PostGraphile |',
+    '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const m of results) {
-    const base = results.find((b) => b.target === 'baseline' && b.scenario === m.scenario && b.orders === m.orders)
-    const ratio = base && m.target !== 'baseline' ? `${(100 * m.rps / base.rps).toFixed(0)} %` : ''
-    lines.push(`| ${fmt(m.orders)} | ${m.scenario} | ${m.target} | ${fmt(m.rps)} | ${m.p50} | ${m.p99} | ${m.statements.toFixed(2)} | ${ratio} |${m.errors ? ` ${m.errors} errors` : ''}`)
+    lines.push(`| ${fmt(m.orders)} | ${m.scenario} | ${m.target} | ${fmt(m.rps)} | ${m.p50} | ${m.p99} | ${m.nodeCpu.toFixed(2)} | ${m.pgCpu.toFixed(2)} | ` +
+      `${m.target === 'postgraphile' ? '–' : m.statements.toFixed(2)} | ${ratio(m, 'limit')} | ${ratio(m, 'standard')} | ${m.target === 'service' ? ratio(m, 'postgraphile') : ''} |${m.errors ? ` ${m.errors} errors` : ''}`)
   }
   if (LARGE > 0) {
     lines.push('')
-    for (const scenario of SCENARIOS.slice(1)) {
+    for (const scenario of [SCENARIOS[1]!, SCENARIOS[3]!]) {
       const small = results.find((m) => m.target === 'service' && m.scenario === scenario.name && m.orders === SIZE)!
       const big = results.find((m) => m.target === 'service' && m.scenario === scenario.name && m.orders === LARGE)!
       lines.push(`p99 of "${scenario.name}" at ${fmt(LARGE)} vs ${fmt(SIZE)} orders: ${big.p99} / ${small.p99} ms = ${(big.p99 / small.p99).toFixed(2)}×`)
     }
   }
   lines.push('', 'plans of the filtered page (EXPLAIN ANALYZE, no bench load):', ...plans.map((p) => `- ${p}`))
+  lines.push('', allocationTable)
   process.stdout.write(lines.join('\n') + '\n')
   if (results.some((m) => m.errors > 0)) process.exitCode = 1
 }
