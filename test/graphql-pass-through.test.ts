@@ -120,7 +120,9 @@ t.test('the contract documents, pageInfo alone, empty pages and the full selecti
     { query: '{ orders(input: {fromDate: "2030-01-01"}) { pageInfo { total } nodes { orderId } } }', variables: {}, operationName: null },
     { query: '{ outstandingShipments(input: {limit: 100}) { pageInfo { total hasNext } nodes { retailerSyncId shopSyncId offerSyncId outstandingQuantity createdAt updatedAt } } }', variables: {}, operationName: null },
     { query: '{ outstandingShipments(input: {retailerSyncId: "R-none"}) { nodes { outstandingQuantity } pageInfo { total } } }', variables: {}, operationName: null },
-    { query: '{ __typename x: __typename }', variables: {}, operationName: null }
+    { query: '{ __typename x: __typename }', variables: {}, operationName: null },
+    // More entries in one object than one concat() takes (objectText groups them).
+    { query: `{ orders(input: {limit: 3}) { nodes { ${Array.from({ length: 120 }, (_, i) => `f${i}: ${['orderId', 'orderTotal', 'createdAt', 'isActionable'][i % 4]}`).join(' ')} } } }`, variables: {}, operationName: null }
   ]
   for (const doc of documents) {
     const before = (await outcomes(fast)).answered ?? 0

@@ -27,3 +27,18 @@ t.test('oxs_js_number writes every double as String(n) does', async (t) => {
   const [nulls] = await database.sql`select oxs_js_number(null) is null as is_null`
   t.ok(nulls!.is_null, 'strict: null in, null out')
 })
+
+t.test('money and quantities (numeric(14,2), numeric(14,3)): trim_scale writes what String(Number(text)) writes', async (t) => {
+  const database = await testDatabase(t)
+  const decimals = (scale: number) => fc.sample(fc.tuple(fc.bigInt({ min: -(10n ** 14n) + 1n, max: 10n ** 14n - 1n }), fc.integer({ min: 0, max: 14 })).map(([n, cut]) => {
+    // Any magnitude within the type: 14 digits at most, `scale` of them after the point.
+    const digits = (n < 0n ? -n : n).toString().slice(0, 14 - cut) || '0'
+    const padded = digits.padStart(scale + 1, '0')
+    return `${n < 0n ? '-' : ''}${padded.slice(0, padded.length - scale)}.${padded.slice(padded.length - scale)}`
+  }), { seed: 11, numRuns: 10_000 })
+  for (const [scale, values] of [[2, [...decimals(2), '0.00', '-0.01', '999999999999.99', '100.00', '0.10']], [3, [...decimals(3), '0.001', '-99999999999.999', '1.500']]] as const) {
+    const rows = await database.sql`select trim_scale(${database.sql.unsafe(`v::numeric(14, ${scale})`)})::text as text from unnest(${[...values]}::text[]) with ordinality u(v, i) order by i`
+    const mismatches = values.flatMap((v, i) => rows[i]!.text === String(Number(v)) ? [] : [`${v} → ${rows[i]!.text} (JS ${String(Number(v))})`])
+    t.same(mismatches.slice(0, 10), [], `numeric(14,${scale}): ${values.length} values`)
+  }
+})

@@ -32,15 +32,39 @@ export function nameText (name: string): SQL {
 
 export const stringText = (expr: SQL): SQL => sql`coalesce(to_json((${expr})::text)::text, 'null')`
 export const numberText = (expr: SQL): SQL => sql`coalesce(oxs_js_number((${expr})::float8), 'null')`
+/**
+ * A numeric column of at most 15 significant digits (money numeric(14,2), quantity numeric(14,3)):
+ * JavaScript writes the double of such a decimal as the decimal itself without trailing zeros (15
+ * digits always round-trip, and scale ≤ 3 stays clear of exponents), so no float conversion is needed.
+ */
+export const decimalText = (expr: SQL): SQL => sql`coalesce(trim_scale(${expr})::text, 'null')`
 export const intText = (expr: SQL): SQL => sql`coalesce((${expr})::text, 'null')`
 export const boolText = (expr: SQL): SQL => sql`(case when (${expr}) then 'true' when not (${expr}) then 'false' else 'null' end)`
 export const stringArrayText = (expr: SQL): SQL => sql`coalesce(array_to_json(${expr})::text, 'null')`
 
-/** `{"k1":v1,"k2":v2}` from each entry's `"key":` and value text. */
+/** concat() takes at most 100 arguments (FUNC_MAX_ARGS): longer lists are concatenated in groups. */
+const CONCAT_ARGS = 90
+
+function concatText (parts: SQL[]): SQL {
+  if (parts.length <= CONCAT_ARGS) return sql`concat(${sql.join(parts, sql`, `)})`
+  const groups: SQL[] = []
+  for (let i = 0; i < parts.length; i += CONCAT_ARGS) groups.push(concatText(parts.slice(i, i + CONCAT_ARGS)))
+  return concatText(groups)
+}
+
+/**
+ * `{"k1":v1,"k2":v2}` from each entry's `"key":` and value text. One concat() per object: a chain of
+ * `||` copies the growing text at every step (measured slower); every value is already non-null text.
+ */
 export function objectText (parts: Array<{ key: string, value: SQL }>): SQL {
   if (parts.length === 0) return sql.raw('\'{}\'')
-  const items = parts.map((p, i) => sql`${i === 0 ? sql.raw('\'{\'') : sql.raw('\',\'')} || ${keyText(p.key)} || ${p.value}`)
-  return sql`(${sql.join(items, sql` || `)} || '}')`
+  const args: SQL[] = []
+  parts.forEach((p, i) => {
+    if (!NAME.test(p.key)) throw new Error(`not a GraphQL name: ${JSON.stringify(p.key)}`)
+    args.push(sql.raw(`'${i === 0 ? '{' : ','}"${p.key}":'`), p.value)
+  })
+  args.push(sql.raw('\'}\''))
+  return concatText(args)
 }
 
 /** `[e1,e2]` from the text of each element, aggregated in `order`. */

@@ -1,7 +1,7 @@
 import { sql, type Query, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import {
-  arrayAggText, boolText, elementsAggText, listText, intText, numberText, planObject, PlanNotCovered, stringArrayText, stringText, type JsonEntry, type ScalarFields
+  arrayAggText, boolText, decimalText, elementsAggText, listText, intText, numberText, planObject, PlanNotCovered, stringArrayText, stringText, type JsonEntry, type ScalarFields
 } from '../db/json-text.js'
 import { runReadQuery, slot, StatementTemplates } from '../db/statements.js'
 import type { OrderListFilter } from './order-list-input.js'
@@ -61,9 +61,9 @@ function offerText (entries: JsonEntry[], f: string): SQL {
     id: intText(col(`${f}.id`)),
     skuId: intText(col(`${f}.sku_id`)),
     offerSyncId: stringText(col(`${f}.offer_sync_id`)),
-    finalPriceWithTax: numberText(col(`${f}.final_price_with_tax`)),
-    purchasePrice: numberText(col(`${f}.purchase_price`)),
-    mrpPriceAmount: numberText(col(`${f}.mrp_price_amount`)),
+    finalPriceWithTax: decimalText(col(`${f}.final_price_with_tax`)),
+    purchasePrice: decimalText(col(`${f}.purchase_price`)),
+    mrpPriceAmount: decimalText(col(`${f}.mrp_price_amount`)),
     currency: stringText(col(`${f}.currency`))
   }, (name, slab) => {
     if (name !== 'priceRange') throw new PlanNotCovered(`Offer.${name}`)
@@ -90,7 +90,7 @@ function skuCte (entries: JsonEntry[], parts: Parts): string {
       const unit = planObject(sub, 'ItemSellingUnit', {
         id: intText(col('u.id')),
         name: stringText(col('u.name')),
-        multiplier: numberText(col('u.multiplier')),
+        multiplier: decimalText(col('u.multiplier')),
         isBaseUnit: boolText(col('u.is_base_unit')),
         skuId: intText(col('u.sku_id'))
       }, noNested('ItemSellingUnit'))
@@ -115,7 +115,7 @@ function linesCte (entries: JsonEntry[], parts: Parts): string {
   const text = planObject(entries, 'OrderItem', {
     id: stringText(col('l.id')),
     skuId: intText(col('l.sku_id')),
-    quantity: numberText(col('l.quantity'))
+    quantity: decimalText(col('l.quantity'))
   }, (field, sub) => {
     const alias = parts.name(field)
     if (field === 'offer') {
@@ -158,13 +158,13 @@ function nodesText (entries: JsonEntry[], parts: Parts): SQL {
     retailerName: stringText(col('o.retailer_name')),
     isActionable: boolText(col('o.is_actionable')),
     currencyCode: stringText(col('o.currency_code')),
-    orderTotal: numberText(col('o.order_total')),
-    orderTotalFinal: numberText(col('o.order_total_final')),
-    orderTaxAmount: numberText(col('o.order_tax_amount')),
-    orderCessAmount: numberText(col('o.order_cess_amount')),
-    appliedPoints: numberText(col('o.applied_points')),
-    totalExtraCharges: numberText(col('o.total_extra_charges')),
-    roundOff: numberText(col('o.round_off')),
+    orderTotal: decimalText(col('o.order_total')),
+    orderTotalFinal: decimalText(col('o.order_total_final')),
+    orderTaxAmount: decimalText(col('o.order_tax_amount')),
+    orderCessAmount: decimalText(col('o.order_cess_amount')),
+    appliedPoints: decimalText(col('o.applied_points')),
+    totalExtraCharges: decimalText(col('o.total_extra_charges')),
+    roundOff: decimalText(col('o.round_off')),
     totalItemsInOrder: intText(col('o.total_items_in_order')),
     isDeleted: boolText(col('o.is_deleted')),
     createdAt: stringText(iso('o.created_at')),
