@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
-  getNamedType, getOperationAST, isObjectType, Kind, specifiedRules, validate,
+  getNamedType, getOperationAST, isObjectType, Kind, specifiedRules, validate, visit,
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLSchema,
   type OperationDefinitionNode
 } from 'graphql'
@@ -35,14 +35,32 @@ import { GRAPHQL_RESPONSE_JSON, wantsGraphqlResponse } from './media-type.js'
  * proves the two byte-identical over thousands of random documents.
  */
 
-/** What the pass-through knows about a document text: parsed and valid, or not for it. */
-type Prepared = { document: DocumentNode, fragments: Record<string, FragmentDefinitionNode> } | null
+/**
+ * What the pass-through knows about a document text: parsed and valid (or null: not for it), the
+ * variables its directives read (the only ones the selection depends on), and its selections and costs
+ * as worked out so far (per operation and directive values: the same document sent again costs a lookup).
+ */
+type Prepared = {
+  document: DocumentNode
+  fragments: Record<string, FragmentDefinitionNode>
+  directiveVariables: string[]
+  selections: Map<string, RootSelection[]>
+  costs: Map<string, number>
+} | null
+
+/** A root field of the answer as selected; its arguments are read per request. */
+type RootSelection =
+  | { key: string, kind: 'typename' }
+  | { key: string, kind: 'orders' | 'outstandingShipments', node: FieldNode, entries: JsonEntry[], entriesKey: string }
 
 /** One root entry of the answer. */
 type RootPart =
   | { key: string, kind: 'typename' }
-  | { key: string, kind: 'orders', input: OrderListQuery | null, entries: JsonEntry[] }
-  | { key: string, kind: 'outstandingShipments', input: OutstandingShipmentQuery | null, entries: JsonEntry[] }
+  | { key: string, kind: 'orders', input: OrderListQuery | null, entries: JsonEntry[], entriesKey: string }
+  | { key: string, kind: 'outstandingShipments', input: OutstandingShipmentQuery | null, entries: JsonEntry[], entriesKey: string }
+
+/** Selections kept per document (distinct operation names and directive values). */
+const SELECTIONS_PER_DOCUMENT = 16
 
 export interface PassThroughContext { caller: Caller, db: Db, timeZone: string, costBucket: CostBucket | null }
 
@@ -72,7 +90,9 @@ export class PassThrough {
       if (validate(this.schema, document, this.rules).length === 0) {
         const fragments: Record<string, FragmentDefinitionNode> = {}
         for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d
-        prepared = { document, fragments }
+        const directiveVariables = new Set<string>()
+        visit(document, { Directive: (directive) => { visit(directive, { Variable: (v) => { directiveVariables.add(v.name.value) } }) } })
+        prepared = { document, fragments, directiveVariables: [...directiveVariables].sort(), selections: new Map(), costs: new Map() }
       }
     } catch {
       prepared = null
@@ -83,39 +103,61 @@ export class PassThrough {
   }
 
   /** The root parts of the answer, or null when the standard execution must answer. */
-  plan (text: string, variables: Record<string, unknown> | null, operationName: string | null): { parts: RootPart[], document: DocumentNode } | null {
+  plan (text: string, variables: Record<string, unknown> | null, operationName: string | null): { parts: RootPart[], document: DocumentNode, cost: () => number } | null {
     const prepared = this.prepare(text)
     if (!prepared) return null
     const operation = getOperationAST(prepared.document, operationName)
     if (!operation || operation.operation !== 'query') return null
     const coerced = getVariableValues(this.schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 1 })
     if (coerced.errors) return null
-    try {
-      return { parts: this.rootParts(operation, prepared.fragments, coerced.coerced), document: prepared.document }
-    } catch (err) {
-      if (err instanceof PlanNotCovered) return null
-      throw err
+    const values = coerced.coerced
+    const key = JSON.stringify([operationName, prepared.directiveVariables.map((name) => values[name] ?? null)])
+    let selections = prepared.selections.get(key)
+    if (!selections) {
+      try {
+        selections = this.rootSelections(operation, prepared.fragments, values)
+      } catch (err) {
+        if (err instanceof PlanNotCovered) return null
+        throw err
+      }
+      if (prepared.selections.size >= SELECTIONS_PER_DOCUMENT) prepared.selections.delete(prepared.selections.keys().next().value!)
+      prepared.selections.set(key, selections)
     }
+    const query = this.schema.getQueryType()!
+    const parts = selections.map((s): RootPart => {
+      if (s.kind === 'typename') return s
+      const args = getArgumentValues(query.getFields()[s.kind]!, s.node, values) as { input?: Record<string, unknown> | null }
+      return s.kind === 'orders'
+        ? { key: s.key, kind: s.kind, input: (args.input ?? null) as OrderListQuery | null, entries: s.entries, entriesKey: s.entriesKey }
+        : { key: s.key, kind: s.kind, input: (args.input ?? null) as OutstandingShipmentQuery | null, entries: s.entries, entriesKey: s.entriesKey }
+    })
+    const cost = (): number => {
+      const name = operationName ?? ''
+      let known = prepared.costs.get(name)
+      if (known === undefined) {
+        known = requestedCost(this.schema, prepared.document, operationName)
+        prepared.costs.set(name, known)
+      }
+      return known
+    }
+    return { parts, document: prepared.document, cost }
   }
 
-  private rootParts (operation: OperationDefinitionNode, fragments: Record<string, FragmentDefinitionNode>, variables: Record<string, unknown>): RootPart[] {
+  private rootSelections (operation: OperationDefinitionNode, fragments: Record<string, FragmentDefinitionNode>, variables: Record<string, unknown>): RootSelection[] {
     const query = this.schema.getQueryType()!
-    const parts: RootPart[] = []
+    const selections: RootSelection[] = []
     for (const [key, nodes] of collectFields(this.schema, fragments, variables, query, operation.selectionSet)) {
       const name = nodes[0]!.name.value
       if (name === '__typename') {
-        parts.push({ key, kind: 'typename' })
+        selections.push({ key, kind: 'typename' })
         continue
       }
       if (name !== 'orders' && name !== 'outstandingShipments') throw new PlanNotCovered(`Query.${name}`)
       const field = query.getFields()[name]!
-      const args = getArgumentValues(field, nodes[0]!, variables) as { input?: Record<string, unknown> | null }
       const entries = this.entries(getNamedType(field.type) as GraphQLObjectType, nodes, fragments, variables)
-      parts.push(name === 'orders'
-        ? { key, kind: name, input: (args.input ?? null) as OrderListQuery | null, entries }
-        : { key, kind: name, input: (args.input ?? null) as OutstandingShipmentQuery | null, entries })
+      selections.push({ key, kind: name, node: nodes[0]!, entries, entriesKey: JSON.stringify(entries) })
     }
-    return parts
+    return selections
   }
 
   /** The plan of an object's sub-selection, in response-key order. */
@@ -159,7 +201,7 @@ export class PassThrough {
         if (part.kind === 'orders') {
           const filter = parseOrderListInput(part.input)
           const reader = { sellerId: context.caller.sellerId, storeIds: context.caller.storeIds }
-          return () => readOrderConnectionText(context.db, reader, filter, part.entries, context.timeZone)
+          return () => readOrderConnectionText(context.db, reader, filter, part.entries, context.timeZone, part.entriesKey)
         }
         const filter = parseOutstandingShipmentListInput(part.input)
         return () => readOutstandingConnectionText(context.db, context.caller.sellerId, filter, part.entries)
@@ -169,7 +211,7 @@ export class PassThrough {
       return false
     }
     if (context.costBucket) {
-      const cost = requestedCost(this.schema, planned.document, operationName)
+      const cost = planned.cost()
       try {
         await spendQueryCost(context.costBucket, reply, context.caller.credentialId, cost)
       } catch {

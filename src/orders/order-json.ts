@@ -224,8 +224,9 @@ interface PageContext { reader: OrderReader, filter: OrderListFilter, timeZone: 
 const templates = new StatementTemplates<PageContext>()
 
 /** The statement of `entries` for this reader and filter, its text built once per shape. */
-export function orderConnectionQuery (reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string): Query {
-  const key = `${JSON.stringify(entries)}|${reader.storeIds === null}|${filter.fromDate === null}|${filter.toDate === null}|${filter.updatedSince === null}`
+export function orderConnectionQuery (reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string,
+  entriesKey = JSON.stringify(entries)): Query {
+  const key = `${entriesKey}|${reader.storeIds === null}|${filter.fromDate === null}|${filter.toDate === null}|${filter.updatedSince === null}`
   return templates.query(key, () => orderConnectionStatement(
     {
       sellerId: slot((c: PageContext) => c.reader.sellerId),
@@ -243,7 +244,8 @@ export function orderConnectionQuery (reader: OrderReader, filter: OrderListFilt
 }
 
 /** The page as JSON text (an OrderConnection of the selected fields); throws PlanNotCovered for a field it does not write. */
-export async function readOrderConnectionText (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string): Promise<string> {
-  const [row] = await runReadQuery<{ body: string }>(tx, orderConnectionQuery(reader, filter, entries, timeZone))
+export async function readOrderConnectionText (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string,
+  entriesKey?: string): Promise<string> {
+  const [row] = await runReadQuery<{ body: string }>(tx, orderConnectionQuery(reader, filter, entries, timeZone, entriesKey))
   return row!.body
 }
