@@ -3,13 +3,14 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
-import { print } from 'graphql'
+import { buildSchema, print } from 'graphql'
 import { benchDatabase, machineLine, type BenchDatabase } from '../lib/database.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { OrdersDocument } from '../../src/graphql/generated/operations.js'
-import { sql } from 'drizzle-orm'
-import { orderPageStatement, type OrderSelection } from '../../src/orders/read-orders.js'
+import { orderConnectionQuery } from '../../src/orders/order-json.js'
+import { PassThrough } from '../../src/graphql/pass-through.js'
+import { SCHEMA_PATH } from '../../src/graphql/plugin.js'
 import { parseOrderListInput } from '../../src/orders/order-list-input.js'
 
 /*
@@ -74,7 +75,9 @@ function log (line: string): void { process.stderr.write(`${line}\n`) }
 async function start (target: Target, url: string): Promise<Server> {
   // PostGraphile 5 needs Promise.withResolvers (Node 22): polyfilled first on Node 20.
   const execArgv = ['--import', 'tsx', ...(target === 'postgraphile' ? ['--import', path.join(here, '../lib/promise-with-resolvers.mjs')] : [])]
-  const child = fork(path.join(here, 'serve.ts'), [target, url, TIME_ZONE, String(CONNECTIONS)], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child = fork(path.join(here, 'serve.ts'), [target, url, TIME_ZONE, String(CONNECTIONS)], {
+    execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, GRAPHILE_ENV: process.env.GRAPHILE_ENV ?? 'production' }
+  })
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m) => resolve((m as { port: number }).port))
     child.once('exit', (code) => reject(new Error(`${target} exited with ${code}`)))
@@ -231,11 +234,6 @@ async function measure (server: Server, token: string, scenario: Scenario, order
   return m
 }
 
-/** Every field of spec 2.1–2.7: what the benchmark's documents select. */
-const FULL_SELECTION: OrderSelection = {
-  total: true, nodes: true, retailer: true, shop: true, orderItems: { offer: true, item: true, sku: { offers: true, itemSellingUnits: true } }
-}
-
 async function prepare (label: string, orders: number): Promise<{ bench: BenchDatabase, token: string }> {
   const bench = await benchDatabase(label)
   try {
@@ -252,11 +250,14 @@ async function prepare (label: string, orders: number): Promise<{ bench: BenchDa
   }
 }
 
-/** The plan of the filtered page: proves which index serves it, and its time inside PostgreSQL. */
+/** The plan of the filtered page as the service sends it (the pass-through's statement): which index serves it, its time inside PostgreSQL. */
 async function explain (bench: BenchDatabase, scenario: Scenario): Promise<string> {
-  const statement = orderPageStatement({ sellerId: SELLER, storeIds: null }, parseOrderListInput(scenario.input), FULL_SELECTION, TIME_ZONE)
-  const rows = await bench.database.db.execute<{ 'QUERY PLAN': string }>(sql`explain (analyze, costs off) ${statement}`)
-  const plan = rows.map((r) => r['QUERY PLAN'])
+  const passThrough = new PassThrough(buildSchema(fs.readFileSync(SCHEMA_PATH, 'utf8')))
+  const part = passThrough.plan(print(OrdersDocument), { input: scenario.input }, null)?.parts[0]
+  if (!part || part.kind !== 'orders') throw new Error('the full selection is not passed through')
+  const query = orderConnectionQuery({ sellerId: SELLER, storeIds: null }, parseOrderListInput(scenario.input), part.entries, TIME_ZONE)
+  const rows = await bench.database.sql.unsafe(`explain (analyze, costs off) ${query.sql}`, query.params as never[])
+  const plan = rows.map((r) => (r as Record<string, string>)['QUERY PLAN']!)
   const scans = [...new Set(plan.filter((l) => /Scan using orders_|Seq Scan on orders/.test(l)).map((l) => l.trim().replace(/\s*\(actual.*$/, '').replace(/^->\s*/, '')))]
   return `${scans.join('; ')}; ${plan.find((l) => l.startsWith('Execution Time'))}`
 }
