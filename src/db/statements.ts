@@ -1,4 +1,5 @@
 import type { Query, SQL } from 'drizzle-orm'
+import type postgres from 'postgres'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Tx } from './client.js'
 
@@ -22,20 +23,26 @@ export async function prepared<Row extends Record<string, unknown> = Record<stri
 }
 
 /**
- * Statements whose text depends on what the caller asked for (the pass-through's selections): the first
- * 256 distinct texts of the process are prepared, the rest sent unprepared. A caller inventing new
- * shapes can then never grow each connection's set of prepared statements without bound; the shapes
- * real clients send again and again are among the first seen.
+ * Statements that return one JSON text (the pass-through's answers), whose text depends on what the
+ * caller asked for (the selections): the first 256 distinct texts of the process are prepared, the rest
+ * sent unprepared. A caller inventing new shapes can then never grow each connection's set of prepared
+ * statements without bound; the shapes real clients send again and again are among the first seen.
  */
 const PREPARED_SHAPES = 256
 const preparedShapes = new Set<string>()
 
-export async function runReadQuery<Row extends Record<string, unknown> = Record<string, unknown>> (tx: Tx, query: Query): Promise<Row[]> {
-  if (preparedShapes.has(query.sql) || preparedShapes.size < PREPARED_SHAPES) {
-    preparedShapes.add(query.sql)
-    return executePrepared<Row>(tx, query)
-  }
-  return await tx._.session.prepareQuery(query, undefined, undefined, false).execute() as Row[]
+export async function runJsonQuery (tx: Tx, query: Query): Promise<Buffer> {
+  const prepare = preparedShapes.has(query.sql) || preparedShapes.size < PREPARED_SHAPES
+  if (prepare) preparedShapes.add(query.sql)
+  // Straight through postgres.js in raw mode, past Drizzle: the column arrives as the bytes PostgreSQL
+  // sent, so a 300 KB page is neither decoded into a string here nor encoded again on the socket
+  // (measured: about 1 ms of CPU per page of 100 orders). Drizzle keeps its postgres.js client (or
+  // the transaction's) on the session.
+  const client = (tx._.session as unknown as { client: postgres.Sql }).client
+  const rows = await client.unsafe(query.sql, query.params as postgres.ParameterOrJSON<never>[], { prepare }).raw()
+  const value = rows[0]?.[0]
+  if (!(value instanceof Buffer)) throw new Error('runJsonQuery: the statement returned no text')
+  return value
 }
 
 /**

@@ -62,6 +62,10 @@ type RootPart =
 /** Selections kept per document (distinct operation names and directive values). */
 const SELECTIONS_PER_DOCUMENT = 16
 
+const DATA_OPEN = Buffer.from('{"data":{')
+const DATA_CLOSE = Buffer.from('}}')
+const QUERY_TYPENAME = Buffer.from('"Query"')
+
 export interface PassThroughContext { caller: Caller, db: Db, timeZone: string, costBucket: CostBucket | null }
 
 /**
@@ -194,10 +198,10 @@ export class PassThrough {
     const planned = this.plan(text, variables, operationName)
     if (!planned) { outcome.inc({ outcome: 'not_covered' }); return false }
     // The input rules, before anything is spent: a bad input is the standard path's error answer.
-    let reads: Array<() => Promise<string>>
+    let reads: Array<() => Promise<Buffer>>
     try {
       reads = planned.parts.map((part) => {
-        if (part.kind === 'typename') { const t = '"Query"'; return async () => t }
+        if (part.kind === 'typename') return async () => QUERY_TYPENAME
         if (part.kind === 'orders') {
           const filter = parseOrderListInput(part.input)
           const reader = { sellerId: context.caller.sellerId, storeIds: context.caller.storeIds }
@@ -220,7 +224,7 @@ export class PassThrough {
         return false
       }
     }
-    let texts: string[]
+    let texts: Buffer[]
     try {
       texts = await Promise.all(reads.map((read) => read()))
     } catch (err) {
@@ -229,11 +233,11 @@ export class PassThrough {
       outcome.inc({ outcome: 'database_error' })
       return false
     }
-    let body = '{"data":{'
-    planned.parts.forEach((part, i) => { body += `${i === 0 ? '' : ','}"${part.key}":${texts[i]!}` })
-    body += '}'
-    if (request.graphqlCost) body += `,"extensions":{"cost":${JSON.stringify(request.graphqlCost)}}`
-    body += '}'
+    // Bytes end to end: PostgreSQL's UTF-8 text is copied into the body, never decoded and encoded again.
+    const chunks: Buffer[] = [DATA_OPEN]
+    planned.parts.forEach((part, i) => { chunks.push(Buffer.from(`${i === 0 ? '' : ','}${JSON.stringify(part.key)}:`), texts[i]!) })
+    chunks.push(request.graphqlCost ? Buffer.from(`},"extensions":{"cost":${JSON.stringify(request.graphqlCost)}}}`) : DATA_CLOSE)
+    const body = Buffer.concat(chunks)
     reply.code(200).type(wantsGraphqlResponse(request) ? `${GRAPHQL_RESPONSE_JSON}; charset=utf-8` : 'application/json; charset=utf-8')
     outcome.inc({ outcome: 'answered' })
     reply.send(body)

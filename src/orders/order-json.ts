@@ -3,7 +3,7 @@ import type { Tx } from '../db/client.js'
 import {
   arrayAggText, boolText, decimalText, elementsAggText, listText, intText, numberText, planObject, PlanNotCovered, stringArrayText, stringText, type JsonEntry, type ScalarFields
 } from '../db/json-text.js'
-import { runReadQuery, slot, StatementTemplates } from '../db/statements.js'
+import { runJsonQuery, slot, StatementTemplates } from '../db/statements.js'
 import type { OrderListFilter } from './order-list-input.js'
 import { pageSource, type OrderReader } from './read-orders.js'
 
@@ -243,9 +243,8 @@ export function orderConnectionQuery (reader: OrderReader, filter: OrderListFilt
   ), { reader, filter, timeZone })
 }
 
-/** The page as JSON text (an OrderConnection of the selected fields); throws PlanNotCovered for a field it does not write. */
+/** The page as JSON text in UTF-8 bytes (an OrderConnection of the selected fields); throws PlanNotCovered for a field it does not write. */
 export async function readOrderConnectionText (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string,
-  entriesKey?: string): Promise<string> {
-  const [row] = await runReadQuery<{ body: string }>(tx, orderConnectionQuery(reader, filter, entries, timeZone, entriesKey))
-  return row!.body
+  entriesKey?: string): Promise<Buffer> {
+  return await runJsonQuery(tx, orderConnectionQuery(reader, filter, entries, timeZone, entriesKey))
 }

@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Tx } from '../db/client.js'
 import { arrayAggText, intText, numberText, planObject, PlanNotCovered, stringText, type JsonEntry } from '../db/json-text.js'
-import { runReadQuery } from '../db/statements.js'
+import { runJsonQuery } from '../db/statements.js'
 import type { OutstandingShipmentFilter } from './outstanding-list-input.js'
 
 /*
@@ -49,7 +49,6 @@ export function outstandingConnectionStatement (sellerId: number, filter: Outsta
     select ${connection} as body from counted c`
 }
 
-export async function readOutstandingConnectionText (tx: Tx, sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[]): Promise<string> {
-  const [row] = await runReadQuery<{ body: string }>(tx, dialect.sqlToQuery(outstandingConnectionStatement(sellerId, filter, entries)))
-  return row!.body
+export async function readOutstandingConnectionText (tx: Tx, sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[]): Promise<Buffer> {
+  return await runJsonQuery(tx, dialect.sqlToQuery(outstandingConnectionStatement(sellerId, filter, entries)))
 }
