@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { corsOrigins, explorerEnabled, type Config } from './config.js'
 import type { Database } from './db/client.js'
+import type { ReadRouter } from './db/read-router.js'
 import databasePlugin from './plugins/database.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
 import gracefulClosePlugin from './plugins/graceful-close.js'
@@ -26,6 +27,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 export interface BuildOptions {
   config: Config
   database: Database
+  /** Where GraphQL reads go (READ_DATABASE_URL); absent: the primary. */
+  reads?: ReadRouter
   /** A pino logger (server.ts) or none (tests). */
   logger?: FastifyBaseLogger
   /** Where rate-limit counters are shared by every instance (REDIS_URL); absent: counted in this process. */
@@ -38,7 +41,7 @@ export interface BuildOptions {
  * Builds the whole application from a config and an open database. It does not listen and owns no
  * connection: server.ts (or a test) opens the database, builds, listens and closes.
  */
-export async function buildApp ({ config, database, logger, redis, metrics = createMetrics() }: BuildOptions): Promise<FastifyInstance> {
+export async function buildApp ({ config, database, reads, logger, redis, metrics = createMetrics() }: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -61,7 +64,7 @@ export async function buildApp ({ config, database, logger, redis, metrics = cre
   app.addHook('onSend', async (request, reply) => { reply.header('x-request-id', request.id) })
 
   await app.register(gracefulClosePlugin)
-  await app.register(databasePlugin, { config, database })
+  await app.register(databasePlugin, { config, database, reads })
   await app.register(errorHandlerPlugin)
   await app.register(metricsPlugin, { metrics })
   await app.register(loadSheddingPlugin, { onShed: (reason) => metrics.shed.inc({ reason }) })

@@ -9,6 +9,33 @@ export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  /**
+   * How DATABASE_URL (and READ_DATABASE_URL) reach PostgreSQL. `session`: directly, or through a
+   * session-pooling PgBouncer. `transaction`: through a transaction-pooling PgBouncer, where a server
+   * connection is someone else's after each transaction: statements then go unprepared (PgBouncer before
+   * 1.21 cannot route named prepared statements), the session timeouts are not sent as startup parameters
+   * (PgBouncer refuses them: set them on the role), and whatever needs a session of its own — the
+   * effects worker (LISTEN), its liveness locks, the migration lock — uses WORKER_DATABASE_URL.
+   */
+  DATABASE_POOL_MODE: Type.Union([Type.Literal('session'), Type.Literal('transaction')], { default: 'session' }),
+  /**
+   * A direct, session-level connection to the primary for graphile-worker (LISTEN/NOTIFY), the workers'
+   * liveness locks and migrations. Unset: DATABASE_URL. Required when DATABASE_POOL_MODE=transaction.
+   */
+  WORKER_DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  /**
+   * A streaming replica (or a pool of them behind one address) for the GraphQL reads: orders,
+   * outstandingShipments, seller. Writes, credentials and the REST endpoints stay on DATABASE_URL.
+   */
+  READ_DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  /**
+   * A read goes to the primary instead when the replica is further behind than this (or its lag is
+   * unknown): a replica read then misses at most the writes of the last READ_MAX_LAG_MS +
+   * REPLICA_LAG_POLL_MS milliseconds.
+   */
+  READ_MAX_LAG_MS: Type.Integer({ minimum: 0, default: 1_000 }),
+  /** How often the replica's lag is measured (both servers' WAL positions). */
+  REPLICA_LAG_POLL_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 250 }),
   ORDER_EXCHANGE_ENV: Type.Union([Type.Literal('testing'), Type.Literal('production')], { default: 'testing' }),
   BUSINESS_TIMEZONE: Type.String({ minLength: 1, default: 'UTC' }),
   LOG_LEVEL: Type.Union(
@@ -110,6 +137,11 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
+/** The URL of whatever needs a session of its own: the worker's queue, LISTEN, advisory locks, migrations. */
+export function sessionDatabaseUrl (config: Config, primaryUrl: string): string {
+  return config.WORKER_DATABASE_URL ?? primaryUrl
+}
+
 /** The session timeouts every pool's connections start with. */
 export function sessionTimeouts (config: Config): { statementMs: number, lockMs: number, idleInTransactionMs: number } {
   return { statementMs: config.DB_STATEMENT_TIMEOUT_MS, lockMs: config.DB_LOCK_TIMEOUT_MS, idleInTransactionMs: config.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS }
@@ -148,6 +180,13 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     )
   }
   const config = withDefaults as Config
+  if (config.DATABASE_POOL_MODE === 'transaction' && !config.WORKER_DATABASE_URL) {
+    throw new ConfigError('Invalid configuration: DATABASE_POOL_MODE=transaction needs WORKER_DATABASE_URL, a direct ' +
+      'session-level connection for the effects worker (LISTEN), its liveness locks and migrations')
+  }
+  if (config.DATABASE_POOL_MODE === 'transaction' && !config.DATABASE_URL) {
+    throw new ConfigError('Invalid configuration: DATABASE_POOL_MODE=transaction needs DATABASE_URL (the embedded PostgreSQL has no pooler)')
+  }
   if (!isTimeZone(config.BUSINESS_TIMEZONE)) {
     throw new ConfigError(
       `Invalid configuration: BUSINESS_TIMEZONE=${JSON.stringify(config.BUSINESS_TIMEZONE)}: not an IANA time zone (e.g. Asia/Kolkata)`

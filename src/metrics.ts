@@ -18,6 +18,8 @@ export interface ServiceMetrics {
   shed: Counter<'reason'>
   deliveries: Counter<'transport' | 'result'>
   graphqlPassThrough: Counter<'outcome'>
+  graphqlReads: Counter<'database'>
+  replicaLag: Gauge
 }
 
 export function createMetrics (): ServiceMetrics {
@@ -67,6 +69,19 @@ export function createMetrics (): ServiceMetrics {
       help: 'GraphQL queries by how they were answered: passed through (PostgreSQL wrote the JSON), or by the standard ' +
         'execution because the document was not covered, its input was refused, its cost was refused, or the database failed',
       labelNames: ['outcome'],
+      registers: [registry]
+    }),
+    graphqlReads: new Counter({
+      name: 'oxs_graphql_reads_total',
+      help: 'GraphQL requests by the database their reads went to: the replica (READ_DATABASE_URL), or the primary ' +
+        '(no replica, or it was further behind than READ_MAX_LAG_MS, or its lag was unknown)',
+      labelNames: ['database'],
+      registers: [registry]
+    }),
+    replicaLag: new Gauge({
+      name: 'oxs_replica_lag_seconds',
+      help: 'How far the read replica is behind the primary, measured from both WAL positions every REPLICA_LAG_POLL_MS ' +
+        '(-1: unknown, the replica did not answer; 0 without READ_DATABASE_URL)',
       registers: [registry]
     })
   }

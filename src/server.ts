@@ -6,6 +6,7 @@ import { connect, type Connection } from './db/connect.js'
 import { EmbeddedPostgresError } from './db/embedded.js'
 import { migrate } from './db/migrate.js'
 import { buildApp } from './app.js'
+import { ReadRouter } from './db/read-router.js'
 import { formatDemoBanner, seedDemoIfEmpty } from './demo.js'
 import type { EffectsWorker } from './effects/worker.js'
 import { createMetrics, startMetricsServer } from './metrics.js'
@@ -26,6 +27,8 @@ async function main (): Promise<void> {
   }
   const logger = pino(loggerOptions(config) as pino.LoggerOptions)
 
+  // One set of metrics for the process: the API and the worker count into it.
+  const metrics = createMetrics()
   let connection: Connection
   try {
     connection = await connect(config, { log: (line) => logger.debug({ postgres: line }) })
@@ -39,9 +42,15 @@ async function main (): Promise<void> {
   }
   if (connection.embedded) logger.info({ port: connection.embedded.port, dataDir: config.DATA_DIR }, 'using embedded PostgreSQL')
 
+  const reads = connection.reads
+    ? new ReadRouter(connection.database, connection.reads, {
+      maxLagMs: config.READ_MAX_LAG_MS,
+      pollMs: config.REPLICA_LAG_POLL_MS,
+      onLag: (lagMs) => { metrics.replicaLag.set(lagMs === null ? -1 : lagMs / 1000) },
+      onPollError: (err) => { logger.warn({ err: (err as Error).message }, 'read replica did not answer: reads go to the primary') }
+    })
+    : undefined
   const redis = config.REDIS_URL ? openRedis(config.REDIS_URL, logger) : undefined
-  // One set of metrics for the process: the API and the worker count into it.
-  const metrics = createMetrics()
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined
   let app: Awaited<ReturnType<typeof buildApp>> | undefined
   let worker: EffectsWorker | undefined
@@ -51,7 +60,7 @@ async function main (): Promise<void> {
     const started = Date.now()
     // Requests in flight and jobs in hand finish side by side (keep-alive sockets are closed as they
     // fall idle: plugins/graceful-close.ts); only then does the pool they both use close.
-    await Promise.all([app?.close(), worker?.stop()])
+    await Promise.all([app?.close(), worker?.stop(), reads?.stop()])
     await connection.close()
     await redis?.quit().catch(() => {})
     await metricsServer?.close()
@@ -60,12 +69,13 @@ async function main (): Promise<void> {
 
   let demo: Awaited<ReturnType<typeof seedDemoIfEmpty>>
   try {
-    await migrate(connection.database.url)
+    await migrate(connection.sessionUrl)
     demo = await seedDemoIfEmpty(config, connection.database)
     if (config.WORKER_ENABLED) {
-      worker = await startWorker(config, connection.database, logger, metrics)
+      worker = await startWorker(config, connection.database, connection.sessionUrl, logger, metrics)
     }
-    app = await buildApp({ config, database: connection.database, logger, redis, metrics })
+    await reads?.start()
+    app = await buildApp({ config, database: connection.database, reads, logger, redis, metrics })
     if (config.METRICS_PORT) {
       metricsServer = await startMetricsServer(metrics.registry, config.METRICS_HOST, config.METRICS_PORT)
       logger.info({ url: `http://${config.METRICS_HOST}:${metricsServer.port}/metrics` }, 'metrics served on the admin port')
@@ -76,6 +86,7 @@ async function main (): Promise<void> {
     logger.fatal({ err }, 'start-up failed')
     await app?.close().catch(() => {})
     await worker?.stop().catch(() => {})
+    await reads?.stop()
     await connection.close().catch(() => {})
     await metricsServer?.close()
     redis?.disconnect()

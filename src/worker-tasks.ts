@@ -43,8 +43,12 @@ export function effectsTasks (config: Config, database: Database, logger: Logger
   }
 }
 
-/** The effects worker of this service, restarted after a fatal error (see startSupervisedWorker). */
-export function startWorker (config: Config, database: Database, logger: Logger, metrics?: ServiceMetrics): Promise<EffectsWorker> {
+/**
+ * The effects worker of this service, restarted after a fatal error (see startSupervisedWorker). The
+ * queue (LISTEN) and the liveness locks use `sessionUrl`, a session-level connection; the tasks do their
+ * work through `database`, which may go through a transaction pooler.
+ */
+export function startWorker (config: Config, database: Database, sessionUrl: string, logger: Logger, metrics?: ServiceMetrics): Promise<EffectsWorker> {
   const log = logger.child({ component: 'effects-worker' })
-  return startSupervisedWorker({ config, url: database.url, logger: log, ...effectsTasks(config, database, log, metrics) })
+  return startSupervisedWorker({ config, url: sessionUrl, logger: log, ...effectsTasks(config, database, log, metrics) })
 }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, loadConfig, sessionDatabaseUrl } from '../src/config.js'
 
 t.test('defaults', async (t) => {
   const c = loadConfig({})
@@ -37,4 +37,18 @@ t.test('a bad value is one clear error naming the variable', async (t) => {
 
 t.test('empty strings count as unset', async (t) => {
   t.equal(loadConfig({ PORT: '', DATABASE_URL: '' }).PORT, 3000)
+})
+
+t.test('behind a transaction pooler a session-level URL is required', async (t) => {
+  const pooled = { DATABASE_URL: 'postgres://u@pgbouncer:6432/db', DATABASE_POOL_MODE: 'transaction' }
+  t.throws(() => loadConfig(pooled), { name: 'ConfigError', message: /DATABASE_POOL_MODE=transaction needs WORKER_DATABASE_URL/ })
+  t.throws(() => loadConfig({ DATABASE_POOL_MODE: 'transaction', WORKER_DATABASE_URL: 'postgres://u@db:5432/db' }),
+    { name: 'ConfigError', message: /needs DATABASE_URL/ })
+  t.throws(() => loadConfig({ ...pooled, DATABASE_POOL_MODE: 'statement' }), { name: 'ConfigError', message: /^Invalid configuration: DATABASE_POOL_MODE="statement"/ })
+  const config = loadConfig({ ...pooled, WORKER_DATABASE_URL: 'postgres://u@db:5432/db', READ_DATABASE_URL: 'postgres://u@replica:5432/db' })
+  t.equal(config.DATABASE_POOL_MODE, 'transaction')
+  t.equal(sessionDatabaseUrl(config, config.DATABASE_URL!), 'postgres://u@db:5432/db', 'sessions go direct')
+  t.equal(sessionDatabaseUrl(loadConfig({}), 'postgres://u@db:5432/x'), 'postgres://u@db:5432/x', 'without a worker URL: the primary')
+  t.equal(config.READ_MAX_LAG_MS, 1_000)
+  t.throws(() => loadConfig({ READ_DATABASE_URL: 'mysql://x' }), { name: 'ConfigError', message: /READ_DATABASE_URL/ })
 })

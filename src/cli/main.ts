@@ -36,7 +36,8 @@ function positiveInt (value: string | undefined, name: string, fallback?: number
 }
 
 async function withConnection<T> (config: Config, fn: (c: Connection) => Promise<T>): Promise<T> {
-  const connection = await connect(config, { max: 4 })
+  // Administration connects directly (WORKER_DATABASE_URL when set): migrations take a session lock.
+  const connection = await connect(config, { max: 4, direct: true })
   try {
     return await fn(connection)
   } finally {

@@ -26,15 +26,16 @@ export async function runWorker (config: Config, options: { trigger?: StopTrigge
   const logger = options.logger ?? pino(loggerOptions(config) as pino.LoggerOptions)
   const trigger = options.trigger ?? onStopSignal()
   try {
-    const connection = await connect(config, { max: config.WORKER_CONCURRENCY + 2, log: (line) => logger.debug({ postgres: line }) })
+    // Direct (WORKER_DATABASE_URL when set): a worker needs a session for its queue anyway.
+    const connection = await connect(config, { max: config.WORKER_CONCURRENCY + 2, direct: true, log: (line) => logger.debug({ postgres: line }) })
     try {
-      await migrate(connection.database.url)
+      await migrate(connection.sessionUrl)
       // Its deliveries on an admin port of its own when METRICS_PORT is set (a worker has no API port).
       const metrics = createMetrics()
       const metricsServer = config.METRICS_PORT ? await startMetricsServer(metrics.registry, config.METRICS_HOST, config.METRICS_PORT) : undefined
       try {
         // Restarted after a fatal error (a long database outage) until told to stop.
-        const worker = await startWorker(config, connection.database, logger, metrics)
+        const worker = await startWorker(config, connection.database, connection.sessionUrl, logger, metrics)
         const reason = await trigger.stopped
         logger.info({ signal: reason }, 'stopping the worker: finishing jobs in hand')
         await worker.stop()

@@ -32,6 +32,12 @@ export interface OpenOptions {
   application?: string
   /** The session's statement, lock and idle-in-transaction timeouts (config.ts); none when absent. */
   timeouts?: SessionTimeouts
+  /**
+   * False behind a transaction-pooling PgBouncer (before 1.21): every statement goes unnamed, parsed and
+   * planned each time, because a named statement lives on one server connection and the next
+   * transaction may get another. Default true.
+   */
+  prepare?: boolean
 }
 
 export interface SessionTimeouts { statementMs: number, lockMs: number, idleInTransactionMs: number }
@@ -58,6 +64,7 @@ export function reconnectBackoff (retries: number): number {
 export function openClient (url: string, options: OpenOptions = {}): postgres.Sql {
   return postgres(url, {
     max: options.max ?? 10,
+    prepare: options.prepare ?? true,
     onnotice: () => {},
     types: { numeric: { to: 1700, from: [1700], serialize: (v: unknown) => String(v), parse: (v: string) => v } },
     connection: { application_name: options.application ?? 'order-exchange', ...timeoutSettings(options.timeouts) },

@@ -1,13 +1,18 @@
 import path from 'node:path'
 import postgres from 'postgres'
-import { sessionTimeouts, type Config } from '../config.js'
+import { sessionDatabaseUrl, sessionTimeouts, type Config } from '../config.js'
 import { openDatabase, withDatabaseName, type Database, type OpenOptions } from './client.js'
 import { startEmbeddedPostgres, type EmbeddedServer } from './embedded.js'
 
 export const EMBEDDED_DATABASE = 'order_exchange'
 
 export interface Connection {
+  /** The primary (DATABASE_URL): every write, and reads when there is no replica. */
   database: Database
+  /** The replica pool (READ_DATABASE_URL), when there is one. */
+  reads?: Database
+  /** Where what needs a session of its own connects: the worker's queue, LISTEN, advisory locks, migrations. */
+  sessionUrl: string
   /** Present when this process uses the embedded server. */
   embedded?: EmbeddedServer
   /** Closes the pool, then stops the embedded server when this process started it. */
@@ -31,14 +36,32 @@ export async function resolveDatabaseUrl (config: Config, log: (line: string) =>
   return { url: withDatabaseName(embedded.url, EMBEDDED_DATABASE), embedded }
 }
 
-export async function connect (config: Config, options: OpenOptions & { log?: (line: string) => void } = {}): Promise<Connection> {
+export interface ConnectOptions extends OpenOptions {
+  log?: (line: string) => void
+  /**
+   * Open the pool on the session-level URL (WORKER_DATABASE_URL) rather than DATABASE_URL: a worker
+   * process, which needs a session anyway, then uses one direct connection kind for everything.
+   */
+  direct?: boolean
+}
+
+export async function connect (config: Config, options: ConnectOptions = {}): Promise<Connection> {
   const { url, embedded } = await resolveDatabaseUrl(config, options.log)
-  const database = openDatabase(url, { max: options.max ?? config.DB_POOL_MAX, onQuery: options.onQuery, timeouts: sessionTimeouts(config) })
+  const sessionUrl = sessionDatabaseUrl(config, url)
+  // Behind a transaction pooler: unnamed statements, and no startup parameters it would refuse.
+  const pooled = config.DATABASE_POOL_MODE === 'transaction' && !options.direct
+  const settings = { max: options.max ?? config.DB_POOL_MAX, onQuery: options.onQuery, prepare: !pooled, timeouts: pooled ? undefined : sessionTimeouts(config) }
+  const database = openDatabase(options.direct ? sessionUrl : url, settings)
+  const reads = config.READ_DATABASE_URL && !options.direct
+    ? openDatabase(config.READ_DATABASE_URL, { ...settings, application: 'order-exchange-reads' })
+    : undefined
   return {
     database,
+    reads,
+    sessionUrl,
     embedded,
     close: async () => {
-      await database.close()
+      await Promise.all([database.close(), reads?.close()])
       if (embedded?.owned) await embedded.stop()
     }
   }

@@ -16,5 +16,9 @@ declare module 'mercurius' {
 /** The per-request context; the route's onRequest hook has verified the caller (else it answered 401). */
 export function graphqlContext (request: FastifyRequest): { caller: Caller, db: Db, timeZone: string } {
   if (!request.caller) throw new RequestError.Unauthorized()
-  return { caller: request.caller, db: request.server.database.db, timeZone: request.server.config.BUSINESS_TIMEZONE }
+  // The replica while it is close enough behind the primary (db/read-router.ts), else the primary.
+  const reads = request.server.reads
+  const target = reads.target()
+  request.server.metrics.graphqlReads.inc({ database: target })
+  return { caller: request.caller, db: reads.db(target), timeZone: request.server.config.BUSINESS_TIMEZONE }
 }

@@ -9,7 +9,10 @@ const healthRoutes: FastifyPluginAsync = async (app) => {
     if (app.isUnderPressure()) return reply.code(503).send({ status: 'unavailable', reason: 'overloaded' })
     try {
       await app.database.db.execute(sql`select 1`)
-      return { status: 'ready' }
+      // With a replica: how far behind it is and where reads go. A lagging or lost replica does not make
+      // the instance unready: its reads go to the primary meanwhile.
+      const replica = app.reads.state()
+      return replica.configured ? { status: 'ready', replica: { lagMs: replica.lagMs, reads: replica.target } } : { status: 'ready' }
     } catch (err) {
       request.log.warn({ err }, 'readiness check failed')
       return reply.code(503).send({ status: 'unavailable', reason: 'database unreachable' })
