@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { ConfigError, explorerEnabled, loadConfig, type Config } from './config.js'
 import { loggerOptions } from './logger.js'
-import { connect, type Connection } from './db/connect.js'
+import { connect, timeoutsMissingBehindPooler, type Connection } from './db/connect.js'
 import { EmbeddedPostgresError } from './db/embedded.js'
 import { migrate } from './db/migrate.js'
 import { buildApp } from './app.js'
@@ -39,6 +39,13 @@ async function main (): Promise<void> {
       process.exit(1)
     }
     throw err
+  }
+  if (config.DATABASE_POOL_MODE === 'transaction') {
+    const missing = await timeoutsMissingBehindPooler(connection.database).catch(() => [])
+    if (missing.length > 0) {
+      logger.warn({ missing }, 'behind a transaction pooler the session timeouts are not sent: set them on the role ' +
+        "(ALTER ROLE … SET statement_timeout = '15s', …), else a stuck statement or transaction is never stopped")
+    }
   }
   if (connection.embedded) logger.info({ port: connection.embedded.port, dataDir: config.DATA_DIR }, 'using embedded PostgreSQL')
 

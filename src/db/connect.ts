@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { sessionDatabaseUrl, sessionTimeouts, type Config } from '../config.js'
 import { openDatabase, withDatabaseName, type Database, type OpenOptions } from './client.js'
@@ -65,6 +66,21 @@ export async function connect (config: Config, options: ConnectOptions = {}): Pr
       if (embedded?.owned) await embedded.stop()
     }
   }
+}
+
+/**
+ * Behind a transaction pooler the session timeouts cannot be sent when a connection starts (PgBouncer
+ * refuses the startup parameters), so they must be set on the role or database; the ones left off there.
+ */
+export async function timeoutsMissingBehindPooler (database: Database): Promise<string[]> {
+  const [row] = await database.db.execute<{ statement: string, lock: string, idle: string }>(sql`select
+    current_setting('statement_timeout') as statement, current_setting('lock_timeout') as lock,
+    current_setting('idle_in_transaction_session_timeout') as idle`)
+  return [
+    row!.statement === '0' ? 'statement_timeout' : null,
+    row!.lock === '0' ? 'lock_timeout' : null,
+    row!.idle === '0' ? 'idle_in_transaction_session_timeout' : null
+  ].filter((name): name is string => name !== null)
 }
 
 async function ensureDatabase (serverUrl: string, name: string): Promise<void> {

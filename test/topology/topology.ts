@@ -80,6 +80,9 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
     }
   })
   for (const instance of instances) await waitFor(`API :${instance.port} ready`, () => ready(instance.port), 60_000)
+  // The harness sets no timeouts on the role: an instance behind the pooler says what that leaves off.
+  t.match(instances[0]!.server.lines().find((l) => /session timeouts are not sent/.test(l.msg ?? '')),
+    { missing: ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'] }, 'the missing role timeouts are named at start')
   const workers: WorkerProcess[] = []
   for (let i = 0; i < 2; i++) workers.push(await spawnWorker(t, { ...common, LOG_LEVEL: 'info', WORKER_CONCURRENCY: '4' }))
 
