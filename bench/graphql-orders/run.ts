@@ -2,9 +2,9 @@ import { fork, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import autocannon from 'autocannon'
 import { buildSchema, print } from 'graphql'
 import { benchDatabase, machineLine, type BenchDatabase } from '../lib/database.js'
+import { httpLoad, LOAD_TOOL } from '../lib/http-load.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { OrdersDocument } from '../../src/graphql/generated/operations.js'
@@ -15,8 +15,8 @@ import { parseOrderListInput } from '../../src/orders/order-list-input.js'
 
 /*
  * npm run bench:orders — the orders query under load. Every target runs in its own process (serve.ts)
- * on the same data; autocannon runs here. The targets: the service (GraphQL pass-through), the same
- * service with standard execution (GRAPHQL_PASS_THROUGH=false, what it was before), the bare-Fastify
+ * on the same data; the HTTP load (wrk, or autocannon where wrk is missing: ../lib/http-load.ts) is sent
+ * from here. The targets: the service (GraphQL pass-through), the same service with standard execution (GRAPHQL_PASS_THROUGH=false, what it was before), the bare-Fastify
  * baseline, PostGraphile 5 (Amber), the limit (the page statement alone from a bare postgres.js client,
  * no HTTP), and optionally the loader variant. Each is checked to return the same orders before it is
  * timed. Per request it reports req/s, p50, p99 and CPU: the target process's (Node) and PostgreSQL's
@@ -25,10 +25,14 @@ import { parseOrderListInput } from '../../src/orders/order-list-input.js'
  *   BENCH_ORDERS=100000        orders seeded for the main table
  *   BENCH_ORDERS_LARGE=0       set to 1000000 for the p99 comparison at scale (the seed takes ~2 min)
  *   BENCH_DURATION=10          seconds per measurement (after a 2 s warm-up)
+ *   BENCH_ROUNDS=3             rounds: every target measured once per round, in turn, so that a drift of
+ *                              the shared machine's speed hits all of them; the tables show medians, and
+ *                              each ratio is the median of the ratios within a round
  *   BENCH_CONNECTIONS=10       concurrent connections (and each target's pool size)
  *   BENCH_TARGETS              comma-separated subset of service,standard,baseline,postgraphile,limit,loaders
  *                              (default: all but loaders)
  *   BENCH_DATABASE_URL         a PostgreSQL server to use instead of an embedded one
+ *   BENCH_LOAD                 wrk or autocannon (default: wrk when it is on the PATH)
  */
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -36,6 +40,7 @@ const SIZE = Number(process.env.BENCH_ORDERS ?? 100_000)
 const LARGE = Number(process.env.BENCH_ORDERS_LARGE ?? 0)
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const ALL_TARGETS = ['service', 'standard', 'baseline', 'postgraphile', 'limit', 'loaders'] as const
 type Target = typeof ALL_TARGETS[number]
 const TARGETS = (process.env.BENCH_TARGETS ?? 'service,standard,baseline,postgraphile,limit').split(',').map((t) => t.trim()) as Target[]
@@ -58,6 +63,7 @@ const SCENARIOS: Scenario[] = [
 interface Server { target: Target, port: number, child: ChildProcess }
 interface Measure {
   target: Target,
+  round: number,
   scenario: string,
   orders: number,
   rps: number,
@@ -67,7 +73,9 @@ interface Measure {
   errors: number
   /** CPU milliseconds per request: the target's process, and PostgreSQL's. */
   nodeCpu: number,
-  pgCpu: number
+  pgCpu: number,
+  /** CPU milliseconds per request of the HTTP load generator (none for the limit: its loops are its own process's). */
+  clientCpu: number
 }
 
 function log (line: string): void { process.stderr.write(`${line}\n`) }
@@ -157,7 +165,7 @@ function request (server: Server, token: string, scenario: Scenario): { path: st
 }
 
 async function fetchPage (server: Server, token: string, scenario: Scenario): Promise<string> {
-  if (server.target === 'limit') return `{"data":{"orders":${await call<string>(server, { page: scenario.input }, 'body')}}}`
+  if (server.target === 'limit') return await call<string>(server, { page: scenario.input }, 'body')
   const r = request(server, token, scenario)
   const res = await fetch(`http://127.0.0.1:${server.port}${r.path}`, { method: 'POST', headers: r.headers, body: r.body })
   const text = await res.text()
@@ -181,7 +189,13 @@ function shapeOf (target: Target, body: string): string {
     o.orderItems.map((l) => [l.id, l.sku.offers.map((f) => f.id)])])])
 }
 
-/** CPU time of every process of the PostgreSQL server (the postmaster and its children), in ms. */
+/**
+ * CPU time of every process of the PostgreSQL server, in ms: the postmaster and its live children, plus
+ * the children that have exited (the postmaster's cutime and cstime). Without the exited ones the sum
+ * drops whenever a backend ends: PostGraphile's pool closes connections idle for 10 s, and their CPU then
+ * vanished from the figures of whatever ran next (the limit target's PostgreSQL CPU read 6–9 ms a page of
+ * 100 instead of the 15 ms it cost when measured alone).
+ */
 function pgCpuMs (postmaster: number): number {
   const tick = 1000 / 100 // USER_HZ
   let total = 0
@@ -190,9 +204,9 @@ function pgCpuMs (postmaster: number): number {
     let stat: string
     try { stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8') } catch { continue }
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    // fields[0] is state (field 3): ppid is field 4, utime 14, stime 15.
-    if (Number(entry) !== postmaster && Number(fields[1]) !== postmaster) continue
-    total += (Number(fields[11]) + Number(fields[12])) * tick
+    // fields[0] is state (field 3): ppid is field 4, utime 14, stime 15, cutime 16, cstime 17.
+    if (Number(entry) === postmaster) total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * tick
+    else if (Number(fields[1]) === postmaster) total += (Number(fields[11]) + Number(fields[12])) * tick
   }
   return total
 }
@@ -207,9 +221,10 @@ function percentile (sorted: number[], p: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 }
 
-async function measure (server: Server, token: string, scenario: Scenario, orders: number, postmaster: number): Promise<Measure> {
+async function measure (server: Server, token: string, scenario: Scenario, orders: number, postmaster: number, round: number): Promise<Measure> {
   let rps: number; let p50: number; let p99: number; let total: number; let errors = 0
   let before: number; let nodeBefore: number; let pgBefore: number
+  let clientCpu = 0
   if (server.target === 'limit') {
     await call(server, { run: { input: scenario.input, seconds: 2, connections: CONNECTIONS } }, 'result') // warm-up
     before = await call<number>(server, 'statements', 'statements'); nodeBefore = await call<number>(server, 'cpu', 'cpu'); pgBefore = pgCpuMs(postmaster)
@@ -219,18 +234,18 @@ async function measure (server: Server, token: string, scenario: Scenario, order
   } else {
     const r = request(server, token, scenario)
     const options = { url: `http://127.0.0.1:${server.port}${r.path}`, method: 'POST' as const, headers: r.headers, body: r.body, connections: CONNECTIONS }
-    await autocannon({ ...options, duration: 2 }) // warm-up: JIT, prepared statements, caches
+    await httpLoad({ ...options, seconds: 2 }) // warm-up: JIT, prepared statements, caches
     before = await call<number>(server, 'statements', 'statements'); nodeBefore = await call<number>(server, 'cpu', 'cpu'); pgBefore = pgCpuMs(postmaster)
-    const result = await autocannon({ ...options, duration: DURATION })
-    total = result.requests.total; rps = result.requests.average; p50 = result.latency.p50; p99 = result.latency.p99
-    errors = result.errors + result.timeouts + result.non2xx
+    const result = await httpLoad({ ...options, seconds: DURATION })
+    total = result.requests; rps = result.perSecond; p50 = result.p50; p99 = result.p99; errors = result.errors
+    clientCpu = result.cpuMs / total
   }
   const pgCpu = (pgCpuMs(postmaster) - pgBefore) / total
   const nodeCpu = ((await call<number>(server, 'cpu', 'cpu')) - nodeBefore) / 1000 / total
   const statements = ((await call<number>(server, 'statements', 'statements')) - before) / total
-  const m: Measure = { target: server.target, scenario: scenario.name, orders, rps, p50, p99, statements, errors, nodeCpu, pgCpu }
-  log(`  ${m.target.padEnd(12)} ${m.scenario.padEnd(36)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  ` +
-    `CPU/req node ${m.nodeCpu.toFixed(2)} ms pg ${m.pgCpu.toFixed(2)} ms  ${m.statements.toFixed(2)} statements/req${errors ? `  ERRORS ${errors}` : ''}`)
+  const m: Measure = { target: server.target, round, scenario: scenario.name, orders, rps, p50, p99, statements, errors, nodeCpu, pgCpu, clientCpu }
+  log(`  ${round}/${ROUNDS} ${m.target.padEnd(12)} ${m.scenario.padEnd(36)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  ` +
+    `CPU/req node ${m.nodeCpu.toFixed(2)} ms pg ${m.pgCpu.toFixed(2)} ms client ${m.clientCpu.toFixed(2)} ms  ${m.statements.toFixed(2)} statements/req${errors ? `  ERRORS ${errors}` : ''}`)
   return m
 }
 
@@ -255,7 +270,7 @@ async function explain (bench: BenchDatabase, scenario: Scenario): Promise<strin
   const passThrough = new PassThrough(buildSchema(fs.readFileSync(SCHEMA_PATH, 'utf8')))
   const part = passThrough.plan(print(OrdersDocument), { input: scenario.input }, null)?.parts[0]
   if (!part || part.kind !== 'orders') throw new Error('the full selection is not passed through')
-  const query = orderConnectionQuery({ sellerId: SELLER, storeIds: null }, parseOrderListInput(scenario.input), part.entries, TIME_ZONE)
+  const query = orderConnectionQuery({ sellerId: SELLER, storeIds: null }, parseOrderListInput(scenario.input), part.entries, TIME_ZONE, { before: '{"data":{"orders":', after: '}}' })
   const rows = await bench.database.sql.unsafe(`explain (analyze, costs off) ${query.sql}`, query.params as never[])
   const plan = rows.map((r) => (r as Record<string, string>)['QUERY PLAN']!)
   const scans = [...new Set(plan.filter((l) => /Scan using orders_|Seq Scan on orders/.test(l)).map((l) => l.trim().replace(/\s*\(actual.*$/, '').replace(/^->\s*/, '')))]
@@ -302,7 +317,9 @@ async function main (): Promise<void> {
             throw new Error(`${server.target} answers ${scenario.name} differently from the service, from character ${at}:\n  service: ${a.slice(Math.max(0, at - 80), at + 300)}\n  ${server.target}: ${b.slice(Math.max(0, at - 80), at + 300)}`)
           }
         })
-        for (const server of servers) results.push(await measure(server, main.token, scenario, SIZE, postmaster))
+        for (let round = 1; round <= ROUNDS; round++) {
+          for (const server of servers) results.push(await measure(server, main.token, scenario, SIZE, postmaster, round))
+        }
       }
       plans.push(`${SIZE.toLocaleString('en')} orders: ${await explain(main.bench, SCENARIOS[3]!)}`)
     } finally {
@@ -318,7 +335,9 @@ async function main (): Promise<void> {
       const postmaster = await postmasterOf(large.bench)
       const service = await start('service', large.bench.url)
       try {
-        for (const scenario of [SCENARIOS[1]!, SCENARIOS[3]!]) results.push(await measure(service, large.token, scenario, LARGE, postmaster))
+        for (const scenario of [SCENARIOS[1]!, SCENARIOS[3]!]) {
+          for (let round = 1; round <= ROUNDS; round++) results.push(await measure(service, large.token, scenario, LARGE, postmaster, round))
+        }
         plans.push(`${LARGE.toLocaleString('en')} orders: ${await explain(large.bench, SCENARIOS[3]!)}`)
       } finally {
         await stop(service)
@@ -329,27 +348,54 @@ async function main (): Promise<void> {
   }
 
   const fmt = (n: number) => n.toLocaleString('en', { maximumFractionDigits: 0 })
-  const ratio = (m: Measure, target: Target): string => {
-    const other = results.find((b) => b.target === target && b.scenario === m.scenario && b.orders === m.orders)
-    return other && m.target !== target ? `${(100 * m.rps / other.rps).toFixed(0)} %` : ''
+  const median = (values: number[]): number => {
+    const sorted = [...values].sort((a, b) => a - b)
+    const mid = Math.floor(sorted.length / 2)
+    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+  }
+  const rounds = (target: Target, m: { scenario: string, orders: number }): Measure[] =>
+    results.filter((r) => r.target === target && r.scenario === m.scenario && r.orders === m.orders)
+  // A ratio: within each round, this target's req/s over the other's; the median of those, and their range.
+  const ratio = (m: { target: Target, scenario: string, orders: number }, target: Target): string => {
+    if (m.target === target) return ''
+    const per = rounds(m.target, m).flatMap((a) => {
+      const b = rounds(target, m).find((r) => r.round === a.round)
+      return b ? [a.rps / b.rps] : []
+    })
+    if (per.length === 0) return ''
+    const pct = (x: number) => (100 * x).toFixed(0)
+    return per.length === 1 ? `${pct(per[0]!)} %` : `${pct(median(per))} % (${pct(Math.min(...per))}–${pct(Math.max(...per))})`
   }
   const lines = [
     `machine: ${machineLine()}`,
-    `command: BENCH_ORDERS=${SIZE} BENCH_ORDERS_LARGE=${LARGE} BENCH_DURATION=${DURATION} BENCH_CONNECTIONS=${CONNECTIONS} BENCH_TARGETS=${TARGETS.join(',')} npm run bench:orders`,
+    `command: BENCH_ORDERS=${SIZE} BENCH_ORDERS_LARGE=${LARGE} BENCH_DURATION=${DURATION} BENCH_ROUNDS=${ROUNDS} BENCH_CONNECTIONS=${CONNECTIONS} BENCH_TARGETS=${TARGETS.join(',')} npm run bench:orders`,
     '',
-    '| orders | page | target | req/s | p50 ms | p99 ms | Node CPU ms/req | PG CPU ms/req | statements/req | vs limit | vs standard | vs PostGraphile |',
-    '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+    `HTTP load: ${LOAD_TOOL}, ${CONNECTIONS} connections, ${DURATION} s after a 2 s warm-up (the limit: ${CONNECTIONS} loops in its own process).`,
+    `Figures: medians of ${ROUNDS} round(s); req/s with its range; a ratio is the median of the ratios within a round (range).`,
+    '',
+    '| orders | page | target | req/s | p50 ms | p99 ms | Node CPU ms/req | PG CPU ms/req | load CPU ms/req | statements/req | vs limit | vs standard | vs PostGraphile |',
+    '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
-  for (const m of results) {
-    lines.push(`| ${fmt(m.orders)} | ${m.scenario} | ${m.target} | ${fmt(m.rps)} | ${m.p50} | ${m.p99} | ${m.nodeCpu.toFixed(2)} | ${m.pgCpu.toFixed(2)} | ` +
-      `${m.target === 'postgraphile' ? '–' : m.statements.toFixed(2)} | ${ratio(m, 'limit')} | ${ratio(m, 'standard')} | ${m.target === 'service' ? ratio(m, 'postgraphile') : ''} |${m.errors ? ` ${m.errors} errors` : ''}`)
+  const seen = new Set<string>()
+  for (const first of results) {
+    const key = `${first.orders}|${first.scenario}|${first.target}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    const all = rounds(first.target, first)
+    const med = (f: (m: Measure) => number) => median(all.map(f))
+    const rps = all.length === 1 ? fmt(all[0]!.rps) : `${fmt(med((m) => m.rps))} (${fmt(Math.min(...all.map((m) => m.rps)))}–${fmt(Math.max(...all.map((m) => m.rps)))})`
+    const errors = all.reduce((n, m) => n + m.errors, 0)
+    lines.push(`| ${fmt(first.orders)} | ${first.scenario} | ${first.target} | ${rps} | ${med((m) => m.p50).toFixed(0)} | ${med((m) => m.p99).toFixed(0)} | ` +
+      `${med((m) => m.nodeCpu).toFixed(2)} | ${med((m) => m.pgCpu).toFixed(2)} | ${first.target === 'limit' ? '–' : med((m) => m.clientCpu).toFixed(2)} | ` +
+      `${first.target === 'postgraphile' ? '–' : med((m) => m.statements).toFixed(2)} | ${ratio(first, 'limit')} | ${ratio(first, 'standard')} | ` +
+      `${first.target === 'service' ? ratio(first, 'postgraphile') : ''} |${errors ? ` ${errors} errors` : ''}`)
   }
   if (LARGE > 0) {
     lines.push('')
     for (const scenario of [SCENARIOS[1]!, SCENARIOS[3]!]) {
-      const small = results.find((m) => m.target === 'service' && m.scenario === scenario.name && m.orders === SIZE)!
-      const big = results.find((m) => m.target === 'service' && m.scenario === scenario.name && m.orders === LARGE)!
-      lines.push(`p99 of "${scenario.name}" at ${fmt(LARGE)} vs ${fmt(SIZE)} orders: ${big.p99} / ${small.p99} ms = ${(big.p99 / small.p99).toFixed(2)}×`)
+      const small = median(rounds('service', { scenario: scenario.name, orders: SIZE }).map((m) => m.p99))
+      const big = median(rounds('service', { scenario: scenario.name, orders: LARGE }).map((m) => m.p99))
+      lines.push(`p99 of "${scenario.name}" at ${fmt(LARGE)} vs ${fmt(SIZE)} orders (medians): ${big.toFixed(0)} / ${small.toFixed(0)} ms = ${(big / small).toFixed(2)}×`)
     }
   }
   lines.push('', 'plans of the filtered page (EXPLAIN ANALYZE, no bench load):', ...plans.map((p) => `- ${p}`))

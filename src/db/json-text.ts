@@ -53,17 +53,36 @@ function concatText (parts: SQL[]): SQL {
 }
 
 /**
+ * Text written before and after an object in the same concat(): the answer's envelope around a root
+ * field (`{"data":{"orders":` … `}}`), so the statement returns the response body itself and the server
+ * sends PostgreSQL's bytes as they arrived, with no copy into a new buffer (graphql/pass-through.ts).
+ */
+export interface Surround { before: SQL, after: SQL }
+
+/** The text of a Surround for one request (statement parameters, so one statement text serves every request). */
+export interface SurroundText { before: string, after: string }
+
+/** No text around: the object alone. */
+export const NOTHING_AROUND: SurroundText = { before: '', after: '' }
+
+/** A Surround of statement parameters. */
+export function surroundOf (text: SurroundText): Surround {
+  return { before: sql`${text.before}::text`, after: sql`${text.after}::text` }
+}
+
+/**
  * `{"k1":v1,"k2":v2}` from each entry's `"key":` and value text. One concat() per object: a chain of
  * `||` copies the growing text at every step (measured slower); every value is already non-null text.
  */
-export function objectText (parts: Array<{ key: string, value: SQL }>): SQL {
-  if (parts.length === 0) return sql.raw('\'{}\'')
-  const args: SQL[] = []
+export function objectText (parts: Array<{ key: string, value: SQL }>, surround?: Surround): SQL {
+  if (parts.length === 0) return surround ? sql`concat(${surround.before}, '{}', ${surround.after})` : sql.raw('\'{}\'')
+  const args: SQL[] = surround ? [surround.before] : []
   parts.forEach((p, i) => {
     if (!NAME.test(p.key)) throw new Error(`not a GraphQL name: ${JSON.stringify(p.key)}`)
     args.push(sql.raw(`'${i === 0 ? '{' : ','}"${p.key}":'`), p.value)
   })
   args.push(sql.raw('\'}\''))
+  if (surround) args.push(surround.after)
   return concatText(args)
 }
 
@@ -87,7 +106,8 @@ export type ScalarFields = Record<string, SQL>
  * The text of one object from its plan: scalars from `scalars`, __typename from `typeName`, anything
  * else from `nested` (which throws for a field it does not know).
  */
-export function planObject (entries: JsonEntry[], typeName: string, scalars: ScalarFields, nested: (name: string, entries: JsonEntry[]) => SQL): SQL {
+export function planObject (entries: JsonEntry[], typeName: string, scalars: ScalarFields, nested: (name: string, entries: JsonEntry[]) => SQL,
+  surround?: Surround): SQL {
   return objectText(entries.map(({ key, value }) => {
     if (value.kind === 'typename') return { key, value: nameText(value.name) }
     if (value.entries === undefined) {
@@ -96,7 +116,7 @@ export function planObject (entries: JsonEntry[], typeName: string, scalars: Sca
       return { key, value: scalar }
     }
     return { key, value: nested(value.name, value.entries) }
-  }))
+  }), surround)
 }
 
 /** A selection the pass-through does not write: the standard execution answers it instead. */

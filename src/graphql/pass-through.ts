@@ -9,7 +9,7 @@ import { getArgumentValues, getVariableValues } from 'graphql/execution/values.j
 import type { CostBucket } from '../cost-bucket.js'
 import type { Caller } from '../credentials/service.js'
 import type { Db } from '../db/client.js'
-import { PlanNotCovered, type JsonEntry } from '../db/json-text.js'
+import { PlanNotCovered, type JsonEntry, type SurroundText } from '../db/json-text.js'
 import { parseOrderListInput, type OrderListQuery } from '../orders/order-list-input.js'
 import { readOrderConnectionText } from '../orders/order-json.js'
 import { parseOutstandingShipmentListInput, type OutstandingShipmentQuery } from '../shipments/outstanding-list-input.js'
@@ -61,10 +61,6 @@ type RootPart =
 
 /** Selections kept per document (distinct operation names and directive values). */
 const SELECTIONS_PER_DOCUMENT = 16
-
-const DATA_OPEN = Buffer.from('{"data":{')
-const DATA_CLOSE = Buffer.from('}}')
-const QUERY_TYPENAME = Buffer.from('"Query"')
 
 export interface PassThroughContext { caller: Caller, db: Db, timeZone: string, costBucket: CostBucket | null }
 
@@ -198,17 +194,17 @@ export class PassThrough {
     const planned = this.plan(text, variables, operationName)
     if (!planned) { outcome.inc({ outcome: 'not_covered' }); return false }
     // The input rules, before anything is spent: a bad input is the standard path's error answer.
-    let reads: Array<() => Promise<Buffer>>
+    let reads: Array<(around: SurroundText) => Promise<Buffer>>
     try {
       reads = planned.parts.map((part) => {
-        if (part.kind === 'typename') return async () => QUERY_TYPENAME
+        if (part.kind === 'typename') return async (around) => Buffer.from(`${around.before}"Query"${around.after}`)
         if (part.kind === 'orders') {
           const filter = parseOrderListInput(part.input)
           const reader = { sellerId: context.caller.sellerId, storeIds: context.caller.storeIds }
-          return () => readOrderConnectionText(context.db, reader, filter, part.entries, context.timeZone, part.entriesKey)
+          return (around) => readOrderConnectionText(context.db, reader, filter, part.entries, context.timeZone, around, part.entriesKey)
         }
         const filter = parseOutstandingShipmentListInput(part.input)
-        return () => readOutstandingConnectionText(context.db, context.caller.sellerId, filter, part.entries)
+        return (around) => readOutstandingConnectionText(context.db, context.caller.sellerId, filter, part.entries, around)
       })
     } catch {
       outcome.inc({ outcome: 'input_refused' })
@@ -224,20 +220,25 @@ export class PassThrough {
         return false
       }
     }
+    // Each root part is written with the answer's text around it (the envelope, its key, the cost
+    // extension after the last), so the parts in order are the body: for one root field, the body is
+    // the buffer PostgreSQL's bytes arrived in, sent without being copied, decoded or encoded again.
+    const last = planned.parts.length - 1
+    const closing = request.graphqlCost ? `},"extensions":{"cost":${JSON.stringify(request.graphqlCost)}}}` : '}}'
     let texts: Buffer[]
     try {
-      texts = await Promise.all(reads.map((read) => read()))
+      texts = await Promise.all(reads.map((read, i) => read({
+        before: `${i === 0 ? '{"data":{' : ','}${JSON.stringify(planned.parts[i]!.key)}:`,
+        after: i === last ? closing : ''
+      })))
     } catch (err) {
       // A database error: the standard execution runs again and answers as it always does (503 …).
       request.log.debug({ err }, 'graphql pass-through failed; standard execution answers')
       outcome.inc({ outcome: 'database_error' })
       return false
     }
-    // Bytes end to end: PostgreSQL's UTF-8 text is copied into the body, never decoded and encoded again.
-    const chunks: Buffer[] = [DATA_OPEN]
-    planned.parts.forEach((part, i) => { chunks.push(Buffer.from(`${i === 0 ? '' : ','}${JSON.stringify(part.key)}:`), texts[i]!) })
-    chunks.push(request.graphqlCost ? Buffer.from(`},"extensions":{"cost":${JSON.stringify(request.graphqlCost)}}}`) : DATA_CLOSE)
-    const body = Buffer.concat(chunks)
+    // No root part (every root field skipped): the envelope alone.
+    const body = texts.length === 1 ? texts[0]! : texts.length === 0 ? Buffer.from(`{"data":{${closing}`) : Buffer.concat(texts)
     reply.code(200).type(wantsGraphqlResponse(request) ? `${GRAPHQL_RESPONSE_JSON}; charset=utf-8` : 'application/json; charset=utf-8')
     outcome.inc({ outcome: 'answered' })
     reply.send(body)

@@ -1,7 +1,8 @@
 import { sql, type Query, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import {
-  arrayAggText, boolText, decimalText, elementsAggText, listText, intText, numberText, planObject, PlanNotCovered, stringArrayText, stringText, type JsonEntry, type ScalarFields
+  arrayAggText, boolText, decimalText, elementsAggText, listText, intText, numberText, planObject, PlanNotCovered, stringArrayText, stringText, surroundOf,
+  type JsonEntry, type ScalarFields, type SurroundText
 } from '../db/json-text.js'
 import { runJsonQuery, slot, StatementTemplates } from '../db/statements.js'
 import type { OrderListFilter } from './order-list-input.js'
@@ -197,8 +198,8 @@ function nodesText (entries: JsonEntry[], parts: Parts): SQL {
   return sql`(select ${arrayAggText(order, sql.raw('p.created_at, p.id'))} from picked p join orders o on o.id = p.id ${sql.join(joins, sql` `)})`
 }
 
-/** The statement that writes the OrderConnection of `entries` as one text column, `body`. */
-export function orderConnectionStatement (reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string): SQL {
+/** The statement that writes the OrderConnection of `entries`, with `around` before and after it, as one text column, `body`. */
+export function orderConnectionStatement (reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string, around: SurroundText): SQL {
   const source = pageSource(reader, filter, timeZone)
   const parts = new Parts()
   const connection = planObject(entries, 'OrderConnection', {}, (field, sub) => {
@@ -212,20 +213,20 @@ export function orderConnectionStatement (reader: OrderReader, filter: OrderList
       }, noNested('PageInfo'))
     }
     throw new PlanNotCovered(`OrderConnection.${field}`)
-  })
+  }, surroundOf(around))
   const more = parts.ctes.map((cte) => sql`, ${cte}`)
   return sql`${source.ctes} ${sql.join(more, sql` `)}
     select ${connection} as body from fetched f`
 }
 
-interface PageContext { reader: OrderReader, filter: OrderListFilter, timeZone: string }
+interface PageContext { reader: OrderReader, filter: OrderListFilter, timeZone: string, around: SurroundText }
 
 /** One statement text per selection and set of filters in use; each request fills in its values. */
 const templates = new StatementTemplates<PageContext>()
 
 /** The statement of `entries` for this reader and filter, its text built once per shape. */
 export function orderConnectionQuery (reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string,
-  entriesKey = JSON.stringify(entries)): Query {
+  around: SurroundText, entriesKey = JSON.stringify(entries)): Query {
   const key = `${entriesKey}|${reader.storeIds === null}|${filter.fromDate === null}|${filter.toDate === null}|${filter.updatedSince === null}`
   return templates.query(key, () => orderConnectionStatement(
     {
@@ -239,12 +240,16 @@ export function orderConnectionQuery (reader: OrderReader, filter: OrderListFilt
       toDate: filter.toDate === null ? null : slot((c: PageContext) => c.filter.toDate),
       updatedSince: filter.updatedSince === null ? null : slot((c: PageContext) => c.filter.updatedSince)
     },
-    entries, slot((c: PageContext) => c.timeZone)
-  ), { reader, filter, timeZone })
+    entries, slot((c: PageContext) => c.timeZone),
+    { before: slot((c: PageContext) => c.around.before), after: slot((c: PageContext) => c.around.after) }
+  ), { reader, filter, timeZone, around })
 }
 
-/** The page as JSON text in UTF-8 bytes (an OrderConnection of the selected fields); throws PlanNotCovered for a field it does not write. */
+/**
+ * The page as JSON text in UTF-8 bytes (an OrderConnection of the selected fields, with `around` before
+ * and after it); throws PlanNotCovered for a field it does not write.
+ */
 export async function readOrderConnectionText (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string,
-  entriesKey?: string): Promise<Buffer> {
-  return await runJsonQuery(tx, orderConnectionQuery(reader, filter, entries, timeZone, entriesKey))
+  around: SurroundText, entriesKey?: string): Promise<Buffer> {
+  return await runJsonQuery(tx, orderConnectionQuery(reader, filter, entries, timeZone, around, entriesKey))
 }

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Tx } from '../db/client.js'
-import { arrayAggText, intText, numberText, planObject, PlanNotCovered, stringText, type JsonEntry } from '../db/json-text.js'
+import { arrayAggText, intText, numberText, planObject, PlanNotCovered, stringText, surroundOf, type JsonEntry, type SurroundText } from '../db/json-text.js'
 import { runJsonQuery } from '../db/statements.js'
 import type { OutstandingShipmentFilter } from './outstanding-list-input.js'
 
@@ -15,7 +15,7 @@ const dialect = new PgDialect()
 
 const iso = (column: string): SQL => sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
 
-export function outstandingConnectionStatement (sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[]): SQL {
+export function outstandingConnectionStatement (sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[], around: SurroundText): SQL {
   const conditions = [sql`s.seller_id = ${sellerId}::int`]
   if (filter.retailerSyncId !== null) conditions.push(sql`s.retailer_sync_id = ${filter.retailerSyncId}::text`)
   if (filter.offerSyncId !== null) conditions.push(sql`s.offer_sync_id = ${filter.offerSyncId}::text`)
@@ -41,7 +41,7 @@ export function outstandingConnectionStatement (sellerId: number, filter: Outsta
       }, (name) => { throw new PlanNotCovered(`PageInfo.${name}`) })
     }
     throw new PlanNotCovered(`OutstandingShipmentConnection.${field}`)
-  })
+  }, surroundOf(around))
   return sql`with page as materialized (
       select s.* from outstanding_shipments s where ${where}
       order by s.created_at, s.id limit ${filter.limit}::int offset ${(filter.page - 1) * filter.limit}::bigint
@@ -49,6 +49,7 @@ export function outstandingConnectionStatement (sellerId: number, filter: Outsta
     select ${connection} as body from counted c`
 }
 
-export async function readOutstandingConnectionText (tx: Tx, sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[]): Promise<Buffer> {
-  return await runJsonQuery(tx, dialect.sqlToQuery(outstandingConnectionStatement(sellerId, filter, entries)))
+export async function readOutstandingConnectionText (tx: Tx, sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[],
+  around: SurroundText): Promise<Buffer> {
+  return await runJsonQuery(tx, dialect.sqlToQuery(outstandingConnectionStatement(sellerId, filter, entries, around)))
 }
