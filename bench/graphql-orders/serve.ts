@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openClient, openDatabase } from '../../src/db/client.js'
 import { SCHEMA_PATH } from '../../src/graphql/plugin.js'
-import { PassThrough } from '../../src/graphql/pass-through.js'
+import { answerSurround, PassThrough } from '../../src/graphql/pass-through.js'
 import { OrdersDocument } from '../../src/graphql/generated/operations.js'
 import { orderConnectionStatement } from '../../src/orders/order-json.js'
 import { parseOrderListInput, type OrderListQuery } from '../../src/orders/order-list-input.js'
@@ -71,12 +71,11 @@ if (app) {
  */
 const passThrough = new PassThrough(buildSchema(fs.readFileSync(SCHEMA_PATH, 'utf8')))
 const dialect = new PgDialect()
-const ORDERS_ENVELOPE = { before: '{"data":{"orders":', after: '}}' }
 function limitStatement (input: OrderListQuery): { text: string, params: unknown[] } {
   const planned = passThrough.plan(print(OrdersDocument), { input }, null)
   const part = planned?.parts[0]
   if (!part || part.kind !== 'orders') throw new Error('the full selection is not passed through')
-  const query = dialect.sqlToQuery(orderConnectionStatement({ sellerId: 1, storeIds: null }, parseOrderListInput(input), part.entries, timeZone!, ORDERS_ENVELOPE))
+  const query = dialect.sqlToQuery(orderConnectionStatement({ sellerId: 1, storeIds: null }, parseOrderListInput(input), part.entries, timeZone!, answerSurround(['orders'], 0)))
   return { text: query.sql, params: query.params }
 }
 async function limitPage (input: OrderListQuery): Promise<string> {

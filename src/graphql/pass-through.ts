@@ -15,7 +15,7 @@ import { readOrderConnectionText } from '../orders/order-json.js'
 import { parseOutstandingShipmentListInput, type OutstandingShipmentQuery } from '../shipments/outstanding-list-input.js'
 import { readOutstandingConnectionText } from '../shipments/outstanding-json.js'
 import { parseDocument } from './document-gate.js'
-import { requestedCost, spendQueryCost } from './cost-limit.js'
+import { requestedCost, spendQueryCost, type QueryCost } from './cost-limit.js'
 import { DOCUMENT_LIMITS } from './limits.js'
 import { GRAPHQL_RESPONSE_JSON, wantsGraphqlResponse } from './media-type.js'
 
@@ -61,6 +61,23 @@ type RootPart =
 
 /** Selections kept per document (distinct operation names and directive values). */
 const SELECTIONS_PER_DOCUMENT = 16
+
+/** What ends the answer: the data object, and the cost extension when a budget was spent. */
+function answerClosing (cost: QueryCost | null): string {
+  return cost ? `},"extensions":{"cost":${JSON.stringify(cost)}}}` : '}}'
+}
+
+/**
+ * The text around root part `index` of an answer whose root keys are `keys`, so that the parts written in
+ * order are the whole body: `{"data":{` and the key before the first, `,` and the key before each other,
+ * the closing after the last.
+ */
+export function answerSurround (keys: readonly string[], index: number, cost: QueryCost | null = null): SurroundText {
+  return {
+    before: `${index === 0 ? '{"data":{' : ','}${JSON.stringify(keys[index])}:`,
+    after: index === keys.length - 1 ? answerClosing(cost) : ''
+  }
+}
 
 export interface PassThroughContext { caller: Caller, db: Db, timeZone: string, costBucket: CostBucket | null }
 
@@ -223,14 +240,10 @@ export class PassThrough {
     // Each root part is written with the answer's text around it (the envelope, its key, the cost
     // extension after the last), so the parts in order are the body: for one root field, the body is
     // the buffer PostgreSQL's bytes arrived in, sent without being copied, decoded or encoded again.
-    const last = planned.parts.length - 1
-    const closing = request.graphqlCost ? `},"extensions":{"cost":${JSON.stringify(request.graphqlCost)}}}` : '}}'
+    const keys = planned.parts.map((part) => part.key)
     let texts: Buffer[]
     try {
-      texts = await Promise.all(reads.map((read, i) => read({
-        before: `${i === 0 ? '{"data":{' : ','}${JSON.stringify(planned.parts[i]!.key)}:`,
-        after: i === last ? closing : ''
-      })))
+      texts = await Promise.all(reads.map((read, i) => read(answerSurround(keys, i, request.graphqlCost))))
     } catch (err) {
       // A database error: the standard execution runs again and answers as it always does (503 …).
       request.log.debug({ err }, 'graphql pass-through failed; standard execution answers')
@@ -238,7 +251,7 @@ export class PassThrough {
       return false
     }
     // No root part (every root field skipped): the envelope alone.
-    const body = texts.length === 1 ? texts[0]! : texts.length === 0 ? Buffer.from(`{"data":{${closing}`) : Buffer.concat(texts)
+    const body = texts.length === 1 ? texts[0]! : texts.length === 0 ? Buffer.from(`{"data":{${answerClosing(request.graphqlCost)}`) : Buffer.concat(texts)
     reply.code(200).type(wantsGraphqlResponse(request) ? `${GRAPHQL_RESPONSE_JSON}; charset=utf-8` : 'application/json; charset=utf-8')
     outcome.inc({ outcome: 'answered' })
     reply.send(body)
