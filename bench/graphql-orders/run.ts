@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { buildSchema, print } from 'graphql'
 import { benchDatabase, machineLine, type BenchDatabase } from '../lib/database.js'
 import { httpLoad, LOAD_TOOL } from '../lib/http-load.js'
+import { allProcCpu, parseProcStat } from '../lib/proc-cpu.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { OrdersDocument } from '../../src/graphql/generated/operations.js'
@@ -16,8 +17,8 @@ import { parseOrderListInput } from '../../src/orders/order-list-input.js'
 /*
  * npm run bench:orders — the orders query under load. Every target runs in its own process (serve.ts)
  * on the same data; the HTTP load (wrk, or autocannon where wrk is missing: ../lib/http-load.ts) is sent
- * from here. The targets: the service (GraphQL pass-through), the same service with standard execution (GRAPHQL_PASS_THROUGH=false, what it was before), the bare-Fastify
- * baseline, PostGraphile 5 (Amber), the limit (the page statement alone from a bare postgres.js client,
+ * from here. The targets: the service (GraphQL pass-through), the same service with standard execution
+ * (GRAPHQL_PASS_THROUGH=false, what it was before), the bare-Fastify baseline, PostGraphile 5 (Amber), the limit (the page statement alone from a bare postgres.js client,
  * no HTTP), and optionally the loader variant. Each is checked to return the same orders before it is
  * timed. Per request it reports req/s, p50, p99 and CPU: the target process's (Node) and PostgreSQL's
  * (every process of the server, read from /proc). Then allocation.ts measures heap allocated per request.
@@ -197,24 +198,17 @@ function shapeOf (target: Target, body: string): string {
  * 100 instead of the 15 ms it cost when measured alone).
  */
 function pgCpuMs (postmaster: number): number {
-  const tick = 1000 / 100 // USER_HZ
   let total = 0
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    let stat: string
-    try { stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8') } catch { continue }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    // fields[0] is state (field 3): ppid is field 4, utime 14, stime 15, cutime 16, cstime 17.
-    if (Number(entry) === postmaster) total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * tick
-    else if (Number(fields[1]) === postmaster) total += (Number(fields[11]) + Number(fields[12])) * tick
+  for (const [pid, cpu] of allProcCpu()) {
+    if (pid === postmaster) total += cpu.ownMs + cpu.childrenMs
+    else if (cpu.ppid === postmaster) total += cpu.ownMs
   }
   return total
 }
 
 async function postmasterOf (bench: BenchDatabase): Promise<number> {
   const [row] = await bench.database.sql<Array<{ pid: number }>>`select pg_backend_pid() as pid`
-  const stat = fs.readFileSync(`/proc/${row!.pid}/stat`, 'utf8')
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  return parseProcStat(fs.readFileSync(`/proc/${row!.pid}/stat`, 'utf8')).ppid
 }
 
 function percentile (sorted: number[], p: number): number {

@@ -13,7 +13,7 @@ import { orderConnectionStatement } from '../../src/orders/order-json.js'
 import { parseOrderListInput, type OrderListQuery } from '../../src/orders/order-list-input.js'
 
 /*
- * One benchmark target in its own process (so autocannon in the parent does not share its event loop):
+ * One benchmark target in its own process (so the load sent from the parent does not share its event loop):
  *   service       the real app (GraphQL pass-through on, the default)
  *   standard      the real app with GRAPHQL_PASS_THROUGH=false: standard GraphQL execution
  *   baseline      bare Fastify + one hand-written SQL statement (json_agg, parsed and re-serialised)

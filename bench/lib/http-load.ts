@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import autocannon from 'autocannon'
+import { parseProcStat } from './proc-cpu.js'
 
 /*
  * HTTP load for the benchmarks: N keep-alive connections sending one request over and over for a while.
@@ -32,17 +33,21 @@ export interface LoadResult {
   errors: number
   /** CPU time of the load generator, ms in all. */
   cpuMs: number
-  tool: 'wrk' | 'autocannon'
 }
 
 function wrkAvailable (): boolean {
   return spawnSync('wrk', ['--version']).error === undefined
 }
 
-export const LOAD_TOOL: 'wrk' | 'autocannon' = process.env.BENCH_LOAD === 'autocannon' || process.env.BENCH_LOAD === 'wrk'
-  ? process.env.BENCH_LOAD
-  : wrkAvailable() ? 'wrk' : 'autocannon'
-if (LOAD_TOOL === 'wrk' && !wrkAvailable()) throw new Error('BENCH_LOAD=wrk but wrk is not on the PATH (apt-get install wrk)')
+function chooseTool (): 'wrk' | 'autocannon' {
+  const asked = process.env.BENCH_LOAD
+  if (asked === 'autocannon') return asked
+  if (wrkAvailable()) return 'wrk'
+  if (asked === 'wrk') throw new Error('BENCH_LOAD=wrk but wrk is not on the PATH (apt-get install wrk)')
+  return 'autocannon'
+}
+
+export const LOAD_TOOL = chooseTool()
 
 /** A Lua long string holding `text` (no closing bracket of the same level can occur in it). */
 function luaString (text: string): string {
@@ -80,11 +85,8 @@ async function runWrk (options: LoadOptions): Promise<LoadResult> {
     const [figures, stat] = out.trim().split('\n')
     if (code !== 0 || !figures?.startsWith('{') || !stat) throw new Error(`wrk failed (${code}): ${out}`)
     const r = JSON.parse(figures) as { requests: number, us: number, p50: number, p99: number, errors: number }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const tick = 1000 / 100 // USER_HZ
-    // cutime and cstime (fields 16 and 17 of /proc/pid/stat; fields[] starts at field 3).
-    const cpuMs = (Number(fields[13]) + Number(fields[14])) * tick
-    return { requests: r.requests, perSecond: r.requests / (r.us / 1e6), p50: r.p50, p99: r.p99, errors: r.errors, cpuMs, tool: 'wrk' }
+    const cpuMs = parseProcStat(stat).childrenMs
+    return { requests: r.requests, perSecond: r.requests / (r.us / 1e6), p50: r.p50, p99: r.p99, errors: r.errors, cpuMs }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
@@ -102,8 +104,7 @@ async function runAutocannon (options: LoadOptions): Promise<LoadResult> {
     p50: r.latency.p50,
     p99: r.latency.p99,
     errors: r.errors + r.timeouts + r.non2xx,
-    cpuMs: (used.user + used.system) / 1000,
-    tool: 'autocannon'
+    cpuMs: (used.user + used.system) / 1000
   }
 }
 

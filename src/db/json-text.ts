@@ -62,9 +62,6 @@ export interface Surround { before: SQL, after: SQL }
 /** The text of a Surround for one request (statement parameters, so one statement text serves every request). */
 export interface SurroundText { before: string, after: string }
 
-/** No text around: the object alone. */
-export const NOTHING_AROUND: SurroundText = { before: '', after: '' }
-
 /** A Surround of statement parameters. */
 export function surroundOf (text: SurroundText): Surround {
   return { before: sql`${text.before}::text`, after: sql`${text.after}::text` }
