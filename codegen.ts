@@ -25,17 +25,17 @@ const config: CodegenConfig = {
         // Resolvers hand out the services' own read models; these say which type stands for which
         // GraphQL object, so the resolvers are type-checked against what the services return.
         mappers: {
-          Order: '../../orders/order-view.js#OrderView',
-          Retailer: '../../orders/order-view.js#RetailerView',
-          Shop: '../../orders/order-view.js#ShopView',
-          OrderItem: '../../orders/order-view.js#OrderItemView',
-          Offer: '../../orders/order-view.js#OfferView',
-          PriceSlab: '../../orders/order-view.js#PriceSlabView',
-          Item: '../../orders/order-view.js#ItemView',
-          Sku: '../../orders/order-view.js#SkuView',
-          ItemSellingUnit: '../../orders/order-view.js#SellingUnitView',
+          Order: '../../orders/order-model.js#OrderView',
+          Retailer: '../../orders/order-model.js#RetailerView',
+          Shop: '../../orders/order-model.js#ShopView',
+          OrderItem: '../../orders/order-model.js#OrderItemView',
+          Offer: '../../orders/order-model.js#OfferView',
+          PriceSlab: '../../orders/order-model.js#PriceSlabView',
+          Item: '../../orders/order-model.js#ItemView',
+          Sku: '../../orders/order-model.js#SkuView',
+          ItemSellingUnit: '../../orders/order-model.js#SellingUnitView',
           Seller: '../../sellers/read-seller.js#SellerView',
-          OutstandingShipment: '../../shipments/read-outstanding.js#OutstandingShipmentView'
+          OutstandingShipment: '../../shipments/outstanding-model.js#OutstandingShipmentView'
         }
       }
     },

@@ -6,13 +6,25 @@ import { graphql } from './helpers/graphql.js'
 import { OutstandingShipmentsDocument } from '../src/graphql/generated/operations.js'
 import { InvalidInputError } from '../src/errors.js'
 import { parseOutstandingShipmentListInput } from '../src/shipments/outstanding-list-input.js'
-import { readOutstandingShipments } from '../src/shipments/read-outstanding.js'
+import { readOutstandingShipments as readConnection } from '../src/shipments/outstanding-json.js'
+import { OUTSTANDING_SHIPMENT } from '../src/shipments/outstanding-model.js'
+import { entriesOf } from '../src/db/read-model.js'
+import { pageInfoEntries } from '../src/paging/page-info.js'
 import { prepareSyncBatch } from '../src/shipments/sync-batch.js'
 import { syncOutstandingShipments } from '../src/shipments/sync-outstanding.js'
 import type { TestDatabase as Database } from './helpers/build.js'
 
 const filter = (f: Partial<ReturnType<typeof parseOutstandingShipmentListInput>> = {}) =>
   ({ page: 1, limit: 20, retailerSyncId: null, offerSyncId: null, ...f })
+
+/** The read the standard execution makes for the whole selection, flattened as before for the checks below. */
+async function readOutstandingShipments (tx: Database['db'], sellerId: number, f: ReturnType<typeof filter>) {
+  const { pageInfo, nodes } = await readConnection(tx, sellerId, f, [
+    { key: 'pageInfo', value: { kind: 'field', name: 'pageInfo', entries: pageInfoEntries(true) } },
+    { key: 'nodes', value: { kind: 'field', name: 'nodes', entries: entriesOf(OUTSTANDING_SHIPMENT) } }
+  ])
+  return { ...pageInfo, nodes }
+}
 
 async function sync (database: Database, sellerId: number, rows: unknown[]) {
   return syncOutstandingShipments(database.db, sellerId, prepareSyncBatch(rows))
@@ -55,7 +67,7 @@ t.test('read service: own rows only, oldest first, paged and filtered', async (t
     retailerSyncId: 'R0',
     shopSyncId: null,
     offerSyncId: 'O03',
-    outstandingQuantity: '3.50',
+    outstandingQuantity: 3.5,
     createdAt: first.nodes[0].createdAt,
     updatedAt: first.nodes[0].updatedAt
   })
@@ -70,13 +82,13 @@ t.test('read service: own rows only, oldest first, paged and filtered', async (t
 
   const all = await readOutstandingShipments(database.db, a.sellerId, filter({ limit: 100 }))
   t.equal(new Set(all.nodes.map((n) => n.offerSyncId)).size, 46)
-  t.notOk(all.nodes.some((n) => n.outstandingQuantity === '999'), "no other seller's rows")
+  t.notOk(all.nodes.some((n) => n.outstandingQuantity === 999), "no other seller's rows")
 
   const byRetailer = await readOutstandingShipments(database.db, a.sellerId, filter({ retailerSyncId: 'R1', limit: 100 }))
   t.equal(byRetailer.total, 15)
   t.ok(byRetailer.nodes.every((n) => n.retailerSyncId === 'R1'))
   const byOffer = await readOutstandingShipments(database.db, a.sellerId, filter({ offerSyncId: 'O07' }))
-  t.same(byOffer.nodes.map((n) => [n.retailerSyncId, n.shopSyncId, n.outstandingQuantity]), [['R1', null, '7.50']])
+  t.same(byOffer.nodes.map((n) => [n.retailerSyncId, n.shopSyncId, n.outstandingQuantity]), [['R1', null, 7.5]])
   const both = await readOutstandingShipments(database.db, a.sellerId, filter({ retailerSyncId: 'R0', offerSyncId: 'O07' }))
   t.match(both, { total: 0, nodes: [] })
 })

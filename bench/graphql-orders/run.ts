@@ -264,7 +264,7 @@ async function explain (bench: BenchDatabase, scenario: Scenario): Promise<strin
   const passThrough = new PassThrough(buildSchema(fs.readFileSync(SCHEMA_PATH, 'utf8')))
   const part = passThrough.plan(print(OrdersDocument), { input: scenario.input }, null)?.parts[0]
   if (!part || part.kind !== 'orders') throw new Error('the full selection is not passed through')
-  const query = orderConnectionQuery({ sellerId: SELLER, storeIds: null }, parseOrderListInput(scenario.input), part.entries, TIME_ZONE, answerSurround(['orders'], 0))
+  const query = orderConnectionQuery(bench.database.db, { sellerId: SELLER, storeIds: null }, parseOrderListInput(scenario.input), part.entries, TIME_ZONE, answerSurround(['orders'], 0))
   const rows = await bench.database.sql.unsafe(`explain (analyze, costs off) ${query.sql}`, query.params as never[])
   const plan = rows.map((r) => (r as Record<string, string>)['QUERY PLAN']!)
   const scans = [...new Set(plan.filter((l) => /Scan using orders_|Seq Scan on orders/.test(l)).map((l) => l.trim().replace(/\s*\(actual.*$/, '').replace(/^->\s*/, '')))]

@@ -41,6 +41,8 @@ export const decimalText = (expr: SQL): SQL => sql`coalesce(trim_scale(${expr}):
 export const intText = (expr: SQL): SQL => sql`coalesce((${expr})::text, 'null')`
 export const boolText = (expr: SQL): SQL => sql`(case when (${expr}) then 'true' when not (${expr}) then 'false' else 'null' end)`
 export const stringArrayText = (expr: SQL): SQL => sql`coalesce(array_to_json(${expr})::text, 'null')`
+/** A timestamp as ISO-8601 in UTC with microseconds (SQL text, not yet a JSON string). */
+export const isoText = (expr: SQL): SQL => sql`to_char(${expr} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 
 /** concat() takes at most 100 arguments (FUNC_MAX_ARGS): longer lists are concatenated in groups. */
 const CONCAT_ARGS = 90
@@ -61,6 +63,9 @@ export interface Surround { before: SQL, after: SQL }
 
 /** The text of a Surround for one request (statement parameters, so one statement text serves every request). */
 export interface SurroundText { before: string, after: string }
+
+/** Nothing around: a text parsed on its own (the standard execution's reads). */
+export const ALONE: SurroundText = { before: '', after: '' }
 
 /** A Surround of statement parameters. */
 export function surroundOf (text: SurroundText): Surround {

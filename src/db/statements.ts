@@ -29,9 +29,38 @@ export async function prepared<Row extends Record<string, unknown> = Record<stri
  * statements without bound; the shapes real clients send again and again are among the first seen.
  */
 const PREPARED_SHAPES = 256
-const preparedShapes = new Set<string>()
+
+/**
+ * What a database handle has learnt: the shapes it prepared, the statement texts built for it. Kept per
+ * handle (each app opens its own Database), not per process, so a second app in the same process (a test,
+ * a bench target) starts from nothing and one app's shapes never count against another's bound. A
+ * transaction's handle gets its own; none of these statements runs in one.
+ */
+interface HandleCaches { preparedShapes: Set<string>, templates: Map<string, StatementTemplates<never>> }
+const handleCaches = new WeakMap<Tx, HandleCaches>()
+
+function cachesOf (tx: Tx): HandleCaches {
+  let caches = handleCaches.get(tx)
+  if (!caches) {
+    caches = { preparedShapes: new Set(), templates: new Map() }
+    handleCaches.set(tx, caches)
+  }
+  return caches
+}
+
+/** The statement templates named `name` of this handle (one set per kind of statement). */
+export function templatesOf<C> (tx: Tx, name: string): StatementTemplates<C> {
+  const { templates } = cachesOf(tx)
+  let found = templates.get(name) as StatementTemplates<C> | undefined
+  if (!found) {
+    found = new StatementTemplates<C>()
+    templates.set(name, found as unknown as StatementTemplates<never>)
+  }
+  return found
+}
 
 export async function runJsonQuery (tx: Tx, query: Query): Promise<Buffer> {
+  const { preparedShapes } = cachesOf(tx)
   const prepare = preparedShapes.has(query.sql) || preparedShapes.size < PREPARED_SHAPES
   if (prepare) preparedShapes.add(query.sql)
   // Straight through postgres.js in raw mode, past Drizzle: the column arrives as the bytes PostgreSQL

@@ -1,11 +1,14 @@
 import type { Caller } from '../credentials/service.js'
 import { parseOrderListInput } from '../orders/order-list-input.js'
-import { readOrderPage, type OrderReader } from '../orders/read-orders.js'
+import { ORDER } from '../orders/order-model.js'
+import type { OrderReader } from '../orders/order-page.js'
+import { readOrderPage } from '../orders/read-orders.js'
 import { readSeller } from '../sellers/read-seller.js'
+import { readOutstandingShipments } from '../shipments/outstanding-json.js'
 import { parseOutstandingShipmentListInput } from '../shipments/outstanding-list-input.js'
-import { readOutstandingShipments } from '../shipments/read-outstanding.js'
+import { OUTSTANDING_SHIPMENT } from '../shipments/outstanding-model.js'
 import type { Resolvers } from './generated/types.js'
-import { orderSelection } from './selection.js'
+import { connectionEntries } from './selection.js'
 
 /*
  * Thin: check the input, call one service function, shape the reply. The services return their own read
@@ -19,25 +22,20 @@ export const resolvers: Resolvers = {
   Query: {
     async orders (_root, { input }, ctx, info) {
       const filter = parseOrderListInput(input)
-      const page = await readOrderPage(ctx.db, reader(ctx.caller), filter, orderSelection(info), ctx.timeZone)
-      return {
-        // total is null only when pageInfo.total was not selected, and then nobody reads it.
-        pageInfo: { total: page.total ?? 0, page: page.page, hasNext: page.hasNext, limit: page.limit },
-        nodes: page.nodes
-      }
+      const page = await readOrderPage(ctx.db, reader(ctx.caller), filter, connectionEntries(ORDER, info), ctx.timeZone)
+      // total is absent only when pageInfo.total was not selected, and then nobody reads it.
+      return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
     },
     seller: (_root, _args, ctx) => readSeller(ctx.db, reader(ctx.caller)),
-    async outstandingShipments (_root, { input }, ctx) {
-      const page = await readOutstandingShipments(ctx.db, ctx.caller.sellerId, parseOutstandingShipmentListInput(input))
-      return { pageInfo: { total: page.total, page: page.page, hasNext: page.hasNext, limit: page.limit }, nodes: page.nodes }
+    async outstandingShipments (_root, { input }, ctx, info) {
+      const filter = parseOutstandingShipmentListInput(input)
+      const page = await readOutstandingShipments(ctx.db, ctx.caller.sellerId, filter, connectionEntries(OUTSTANDING_SHIPMENT, info))
+      return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
     }
   },
   Seller: {
     status: (seller) => seller.status === 'active' ? 'ACTIVE' : 'SUSPENDED',
     // Float per decisions.md; the stored numeric stays exact in the database.
     pointsBalance: (seller) => Number(seller.pointsBalance)
-  },
-  OutstandingShipment: {
-    outstandingQuantity: (node) => Number(node.outstandingQuantity)
   }
 }

@@ -1,10 +1,13 @@
 import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql'
-import type { OrderSelection } from '../orders/read-orders.js'
+import type { JsonEntry } from '../db/json-text.js'
+import { entriesOf, type Model } from '../db/read-model.js'
+import { pageInfoEntries } from '../paging/page-info.js'
 
 /*
- * What the query selected under `orders`, so the SQL builds only the nested objects asked for. Aliases,
- * fragments and repeated fields are merged; @skip/@include are ignored (fetching a little more is
- * harmless, the response still holds only what was asked).
+ * What the standard execution reads for a list query: every field of each object the query reached, so
+ * the SQL builds only the nested objects asked for and graphql-js picks the fields from whole objects.
+ * Aliases, fragments and repeated fields are merged; @skip/@include are ignored (fetching a little more
+ * is harmless, the response still holds only what was asked).
  */
 
 type Fragments = Record<string, FragmentDefinitionNode>
@@ -30,23 +33,24 @@ function children (nodes: readonly FieldNode[], fragments: Fragments): Map<strin
   return out
 }
 
-export function orderSelection (info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>): OrderSelection {
-  const { fragments } = info
-  const connection = children(info.fieldNodes, fragments)
-  const pageInfo = children(connection.get('pageInfo') ?? [], fragments)
+/** Every field of `model`, and of each nested object the nodes select (recursively). */
+function objectEntries (model: Model, nodes: readonly FieldNode[], fragments: Fragments): JsonEntry[] {
+  const selected = children(nodes, fragments)
+  return entriesOf(model, (name, nested) => {
+    const sub = selected.get(name)
+    return sub ? objectEntries(nested, sub, fragments) : undefined
+  })
+}
+
+/**
+ * What the standard execution reads for a connection field (orders, outstandingShipments): its pageInfo,
+ * total only when selected (it may cost a count), and its nodes when selected, each object whole.
+ */
+export function connectionEntries (model: Model, info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>): JsonEntry[] {
+  const connection = children(info.fieldNodes, info.fragments)
+  const pageInfo = children(connection.get('pageInfo') ?? [], info.fragments)
+  const entries: JsonEntry[] = [{ key: 'pageInfo', value: { kind: 'field', name: 'pageInfo', entries: pageInfoEntries(pageInfo.has('total')) } }]
   const nodes = connection.get('nodes')
-  const order = children(nodes ?? [], fragments)
-  const items = order.get('orderItems')
-  let orderItems: OrderSelection['orderItems'] = false
-  if (items) {
-    const item = children(items, fragments)
-    const skuNodes = item.get('sku')
-    const sku = skuNodes ? children(skuNodes, fragments) : null
-    orderItems = {
-      offer: item.has('offer'),
-      item: item.has('item'),
-      sku: sku ? { offers: sku.has('offers'), itemSellingUnits: sku.has('itemSellingUnits') } : false
-    }
-  }
-  return { total: pageInfo.has('total'), nodes: nodes !== undefined, retailer: order.has('retailer'), shop: order.has('shop'), orderItems }
+  if (nodes) entries.push({ key: 'nodes', value: { kind: 'field', name: 'nodes', entries: objectEntries(model, nodes, info.fragments) } })
+  return entries
 }

@@ -1,26 +1,29 @@
 import { sql, type Query, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import {
-  arrayAggText, boolText, decimalText, elementsAggText, listText, intText, numberText, planObject, PlanNotCovered, stringArrayText, stringText, surroundOf,
-  type JsonEntry, type ScalarFields, type SurroundText
+  arrayAggText, elementsAggText, listText, planObject, PlanNotCovered, surroundOf, type JsonEntry, type SurroundText
 } from '../db/json-text.js'
-import { runJsonQuery, slot, StatementTemplates } from '../db/statements.js'
+import { scalarTexts } from '../db/read-model.js'
+import { runJsonQuery, slot, templatesOf } from '../db/statements.js'
+import { pageInfoText } from '../paging/page-info.js'
 import type { OrderListFilter } from './order-list-input.js'
-import { pageSource, type OrderReader } from './read-orders.js'
+import { ITEM, OFFER, ORDER, ORDER_ITEM, PRICE_SLAB, RETAILER, SELLING_UNIT, SHOP, SKU } from './order-model.js'
+import { pageSource, type OrderReader } from './order-page.js'
 
 /*
  * A page of orders as the exact JSON text of what the query selected (an OrderConnection), built by
- * PostgreSQL in one statement: the same page, total and nested objects as read-orders.ts, but each
- * object written with the selected fields only, in selection order, under their aliases. The caller
- * splices the text into the answer without parsing it (graphql/pass-through.ts).
+ * PostgreSQL in one statement (the page of order-page.ts), each object written with the selected fields
+ * only, in selection order, under their aliases, each field as order-model.ts declares it. The
+ * pass-through splices the text into the answer without parsing it (graphql/pass-through.ts); the standard
+ * execution selects every field and parses it (read-orders.ts).
  *
- * Nested lists are built set-wise, once per page, as in read-orders.ts: the page's lines, each SKU once,
- * each list of a SKU's offers or selling units once. A field selected twice under different aliases with
- * different sub-selections gets a part of its own.
+ * Nested lists are built set-wise, once per page, not once per order: the page's lines in one join, each
+ * SKU once, each list of a SKU's offers or selling units once, then grouped per order (correlated
+ * sub-selects per order and line were measured 2–3× slower: the executor restarts each one per row).
+ * Each part is MATERIALIZED: with a prepared statement's generic plan the planner expects a handful of
+ * rows and would otherwise re-run an inlined aggregate per outer row. A field selected twice under
+ * different aliases with different sub-selections gets a part of its own.
  */
-
-const iso = (column: string): SQL => sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
-const col = (expr: string): SQL => sql.raw(expr)
 
 /** The statement's parts: CTEs in dependency order, and a counter for their names. */
 class Parts {
@@ -36,40 +39,17 @@ class Parts {
   }
 }
 
-const retailerScalars = (r: string): ScalarFields => ({
-  id: intText(col(`${r}.id`)),
-  name: stringText(col(`${r}.name`)),
-  firstName: stringText(col(`${r}.first_name`)),
-  lastName: stringText(col(`${r}.last_name`)),
-  phone: stringText(col(`${r}.phone`)),
-  whatsapp: stringText(col(`${r}.whatsapp`)),
-  syncId: stringText(col(`${r}.sync_id`))
-})
-
-const slabScalars: ScalarFields = {
-  minQuantity: numberText(col('(e.v->>\'minQuantity\')')),
-  maxQuantity: numberText(col('(e.v->>\'maxQuantity\')')),
-  price: numberText(col('(e.v->>\'price\')'))
-}
-
 function noNested (type: string) {
   return (name: string): SQL => { throw new PlanNotCovered(`${type}.${name}`) }
 }
 
 /** One offer from its row `f`. */
 function offerText (entries: JsonEntry[], f: string): SQL {
-  return planObject(entries, 'Offer', {
-    id: intText(col(`${f}.id`)),
-    skuId: intText(col(`${f}.sku_id`)),
-    offerSyncId: stringText(col(`${f}.offer_sync_id`)),
-    finalPriceWithTax: decimalText(col(`${f}.final_price_with_tax`)),
-    purchasePrice: decimalText(col(`${f}.purchase_price`)),
-    mrpPriceAmount: decimalText(col(`${f}.mrp_price_amount`)),
-    currency: stringText(col(`${f}.currency`))
-  }, (name, slab) => {
+  return planObject(entries, 'Offer', scalarTexts(OFFER, f), (name, slab) => {
     if (name !== 'priceRange') throw new PlanNotCovered(`Offer.${name}`)
-    return sql`(select ${arrayAggText(planObject(slab, 'PriceSlab', slabScalars, noNested('PriceSlab')), sql.raw('e.ord'))}
-      from jsonb_array_elements(${col(`${f}.price_range`)}) with ordinality e(v, ord))`
+    const element = planObject(slab, 'PriceSlab', scalarTexts(PRICE_SLAB, 'e'), noNested('PriceSlab'))
+    return sql`(select ${arrayAggText(element, sql.raw('e.ord'))}
+      from jsonb_array_elements(${sql.raw(`${f}.price_range`)}) with ordinality e(v, ord))`
   })
 }
 
@@ -77,24 +57,13 @@ function offerText (entries: JsonEntry[], f: string): SQL {
 function skuCte (entries: JsonEntry[], parts: Parts): string {
   const name = parts.name('sku')
   const joins: SQL[] = []
-  const text = planObject(entries, 'Sku', {
-    itemId: intText(col('k.item_id')),
-    skuNickName: stringText(col('k.sku_nick_name')),
-    images: stringArrayText(col('k.images')),
-    tags: stringArrayText(col('k.tags'))
-  }, (field, sub) => {
+  const text = planObject(entries, 'Sku', scalarTexts(SKU, 'k'), (field, sub) => {
     const alias = parts.name(field === 'offers' ? 'so' : 'su')
     if (field === 'offers') {
       parts.ctes.push(sql`${sql.raw(alias)} as materialized (select so.sku_id, ${elementsAggText(offerText(sub, 'so'), sql.raw('so.id'))} as t
         from offers so where so.sku_id in (select sku_id from line) group by so.sku_id)`)
     } else if (field === 'itemSellingUnits') {
-      const unit = planObject(sub, 'ItemSellingUnit', {
-        id: intText(col('u.id')),
-        name: stringText(col('u.name')),
-        multiplier: decimalText(col('u.multiplier')),
-        isBaseUnit: boolText(col('u.is_base_unit')),
-        skuId: intText(col('u.sku_id'))
-      }, noNested('ItemSellingUnit'))
+      const unit = planObject(sub, 'ItemSellingUnit', scalarTexts(SELLING_UNIT, 'u'), noNested('ItemSellingUnit'))
       parts.ctes.push(sql`${sql.raw(alias)} as materialized (select u.sku_id, ${elementsAggText(unit, sql.raw('u.id'))} as t
         from selling_units u where u.sku_id in (select sku_id from line) group by u.sku_id)`)
     } else {
@@ -113,11 +82,7 @@ function linesCte (entries: JsonEntry[], parts: Parts): string {
   parts.useLines()
   const name = parts.name('lines')
   const joins: SQL[] = []
-  const text = planObject(entries, 'OrderItem', {
-    id: stringText(col('l.id')),
-    skuId: intText(col('l.sku_id')),
-    quantity: decimalText(col('l.quantity'))
-  }, (field, sub) => {
+  const text = planObject(entries, 'OrderItem', scalarTexts(ORDER_ITEM, 'l'), (field, sub) => {
     const alias = parts.name(field)
     if (field === 'offer') {
       joins.push(sql.raw(`join offers ${alias} on ${alias}.id = l.offer_id`))
@@ -125,11 +90,7 @@ function linesCte (entries: JsonEntry[], parts: Parts): string {
     }
     if (field === 'item') {
       joins.push(sql.raw(`join items ${alias} on ${alias}.id = l.item_id`))
-      return planObject(sub, 'Item', {
-        id: intText(col(`${alias}.id`)),
-        itemName: stringText(col(`${alias}.item_name`)),
-        itemSyncId: stringText(col(`${alias}.item_sync_id`))
-      }, noNested('Item'))
+      return planObject(sub, 'Item', scalarTexts(ITEM, alias), noNested('Item'))
     }
     if (field === 'sku') {
       const sku = skuCte(sub, parts)
@@ -148,43 +109,16 @@ function nodesText (entries: JsonEntry[], parts: Parts): SQL {
   const joins: SQL[] = []
   let retailer = false
   let shop = false
-  const order = planObject(entries, 'Order', {
-    orderId: stringText(col('o.id')),
-    orderNumber: stringText(col('o.order_number')),
-    serviceOrderNumber: stringText(col('o.service_order_number')),
-    orderStatus: stringText(col('o.status')),
-    deliveryType: stringText(col('o.delivery_type')),
-    companyId: intText(col('o.seller_id')),
-    storeId: intText(col('o.store_id')),
-    retailerName: stringText(col('o.retailer_name')),
-    isActionable: boolText(col('o.is_actionable')),
-    currencyCode: stringText(col('o.currency_code')),
-    orderTotal: decimalText(col('o.order_total')),
-    orderTotalFinal: decimalText(col('o.order_total_final')),
-    orderTaxAmount: decimalText(col('o.order_tax_amount')),
-    orderCessAmount: decimalText(col('o.order_cess_amount')),
-    appliedPoints: decimalText(col('o.applied_points')),
-    totalExtraCharges: decimalText(col('o.total_extra_charges')),
-    roundOff: decimalText(col('o.round_off')),
-    totalItemsInOrder: intText(col('o.total_items_in_order')),
-    isDeleted: boolText(col('o.is_deleted')),
-    createdAt: stringText(iso('o.created_at')),
-    updatedAt: stringText(iso('o.updated_at'))
-  }, (field, sub) => {
+  const order = planObject(entries, 'Order', scalarTexts(ORDER, 'o'), (field, sub) => {
     if (field === 'retailer') {
       if (!retailer) joins.push(sql.raw('join retailers r on r.id = o.retailer_id'))
       retailer = true
-      return planObject(sub, 'Retailer', retailerScalars('r'), noNested('Retailer'))
+      return planObject(sub, 'Retailer', scalarTexts(RETAILER, 'r'), noNested('Retailer'))
     }
     if (field === 'shop') {
       if (!shop) joins.push(sql.raw('left join shops s on s.id = o.shop_id left join retailers sr on sr.id = s.retailer_id'))
       shop = true
-      const text = planObject(sub, 'Shop', {
-        id: intText(col('s.id')),
-        syncId: stringText(col('s.sync_id')),
-        retailerSyncId: stringText(col('sr.sync_id')),
-        shopName: stringText(col('s.shop_name'))
-      }, noNested('Shop'))
+      const text = planObject(sub, 'Shop', scalarTexts(SHOP, 's'), noNested('Shop'))
       return sql`(case when s.id is null then 'null' else ${text} end)`
     }
     if (field === 'orderItems') {
@@ -205,12 +139,7 @@ export function orderConnectionStatement (reader: OrderReader, filter: OrderList
   const connection = planObject(entries, 'OrderConnection', {}, (field, sub) => {
     if (field === 'nodes') return nodesText(sub, parts)
     if (field === 'pageInfo') {
-      return planObject(sub, 'PageInfo', {
-        total: sql`(${source.total})::text`,
-        page: sql`${filter.page}::int::text`,
-        hasNext: sql`(case when f.n > ${source.limit} then 'true' else 'false' end)`,
-        limit: sql`${filter.limit}::int::text`
-      }, noNested('PageInfo'))
+      return pageInfoText(sub, { total: source.total, page: sql`${filter.page}::int`, limit: source.limit, fetched: sql.raw('f.n') })
     }
     throw new PlanNotCovered(`OrderConnection.${field}`)
   }, surroundOf(around))
@@ -221,14 +150,14 @@ export function orderConnectionStatement (reader: OrderReader, filter: OrderList
 
 interface PageContext { reader: OrderReader, filter: OrderListFilter, timeZone: string, around: SurroundText }
 
-/** One statement text per selection and set of filters in use; each request fills in its values. */
-const templates = new StatementTemplates<PageContext>()
-
-/** The statement of `entries` for this reader and filter, its text built once per shape. */
-export function orderConnectionQuery (reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string,
+/**
+ * The statement of `entries` for this reader and filter. Its text is built once per shape (selection and
+ * set of filters in use) and handle, kept as a template; each request fills in its values.
+ */
+export function orderConnectionQuery (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string,
   around: SurroundText, entriesKey = JSON.stringify(entries)): Query {
   const key = `${entriesKey}|${reader.storeIds === null}|${filter.fromDate === null}|${filter.toDate === null}|${filter.updatedSince === null}`
-  return templates.query(key, () => orderConnectionStatement(
+  return templatesOf<PageContext>(tx, 'order-connection').query(key, () => orderConnectionStatement(
     {
       sellerId: slot((c: PageContext) => c.reader.sellerId),
       storeIds: reader.storeIds === null ? null : slot((c: PageContext) => c.reader.storeIds)
@@ -251,5 +180,5 @@ export function orderConnectionQuery (reader: OrderReader, filter: OrderListFilt
  */
 export async function readOrderConnectionText (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string,
   around: SurroundText, entriesKey?: string): Promise<Buffer> {
-  return await runJsonQuery(tx, orderConnectionQuery(reader, filter, entries, timeZone, around, entriesKey))
+  return await runJsonQuery(tx, orderConnectionQuery(tx, reader, filter, entries, timeZone, around, entriesKey))
 }

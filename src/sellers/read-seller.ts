@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import { sellers, stores, type SellerStatus } from '../db/schema.js'
-import type { OrderReader } from '../orders/read-orders.js'
+import type { OrderReader } from '../orders/order-page.js'
 
 export interface SellerView {
   companyId: number
