@@ -60,6 +60,7 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
       serviceOrderNumber: o.serviceOrderNumber,
       orderStatus: o.status,
       deliveryType: o.deliveryType,
+      paymentMode: o.paymentMode,
       companyId: o.sellerId,
       storeId: o.storeId,
       retailerName: o.retailerName,

@@ -1,4 +1,4 @@
-import type { OrderStatus } from '../db/schema.js'
+import type { OrderStatus, PaymentMode } from '../db/schema.js'
 import { field, type ViewOf } from '../db/read-model.js'
 
 /*
@@ -85,6 +85,7 @@ export const ORDER = {
   serviceOrderNumber: field.string('service_order_number'),
   orderStatus: field.string<OrderStatus>('status'),
   deliveryType: field.string('delivery_type'),
+  paymentMode: field.string<PaymentMode>('payment_mode'),
   companyId: field.int('seller_id'),
   storeId: field.int('store_id'),
   retailerName: field.string('retailer_name'),

@@ -67,6 +67,8 @@ export type Order = {
   orderTaxAmount: Scalars['Float']['output'];
   orderTotal: Scalars['Float']['output'];
   orderTotalFinal: Scalars['Float']['output'];
+  /** How the buyer pays for the order. */
+  paymentMode: PaymentMode;
   retailer: Retailer;
   /** The retailer's name when the order was placed. */
   retailerName: Scalars['String']['output'];
@@ -174,6 +176,12 @@ export type PageInfo = {
   /** Orders matching the input, on all pages. */
   total: Scalars['Int']['output'];
 };
+
+export type PaymentMode =
+  | 'CASH_ON_DELIVERY'
+  /** Paid online before placement: a rejection refunds it. */
+  | 'ONLINE_PAID'
+  | 'PREPAID';
 
 /** A quantity slab of an offer's price: from minQuantity up to maxQuantity (null: no upper bound). */
 export type PriceSlab = {
@@ -348,6 +356,7 @@ export type ResolversTypes = {
   OutstandingShipmentConnection: ResolverTypeWrapper<Omit<OutstandingShipmentConnection, 'nodes'> & { nodes: Array<ResolversTypes['OutstandingShipment']> }>;
   OutstandingShipmentListInput: OutstandingShipmentListInput;
   PageInfo: ResolverTypeWrapper<PageInfo>;
+  PaymentMode: PaymentMode;
   PriceSlab: ResolverTypeWrapper<PriceSlabView>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Retailer: ResolverTypeWrapper<RetailerView>;
@@ -426,6 +435,7 @@ export type OrderResolvers<ContextType = MercuriusContext, ParentType extends Re
   orderTaxAmount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   orderTotal?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   orderTotalFinal?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  paymentMode?: Resolver<ResolversTypes['PaymentMode'], ParentType, ContextType>;
   retailer?: Resolver<ResolversTypes['Retailer'], ParentType, ContextType>;
   retailerName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   roundOff?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;

@@ -33,14 +33,20 @@ export type OrderStatus =
   | 'ORDER_PLACED'
   | 'ORDER_REJECTED_BY_SELLER';
 
+export type PaymentMode =
+  | 'CASH_ON_DELIVERY'
+  /** Paid online before placement: a rejection refunds it. */
+  | 'ONLINE_PAID'
+  | 'PREPAID';
+
 export type OrderPageQueryVariables = Exact<{
   input?: OrderListInput | null | undefined;
 }>;
 
 
-export type OrderPageQuery = { orders: { pageInfo: { total: number, page: number, hasNext: boolean, limit: number }, nodes: Array<{ orderId: string, orderNumber: string, serviceOrderNumber: string, orderStatus: OrderStatus, deliveryType: string, companyId: number, storeId: number, retailerName: string, isActionable: boolean, currencyCode: string, orderTotal: number, orderTotalFinal: number, orderTaxAmount: number, orderCessAmount: number, appliedPoints: number, totalExtraCharges: number, roundOff: number, totalItemsInOrder: number, isDeleted: boolean, createdAt: string, updatedAt: string, retailer: { id: number, name: string, firstName: string | null, lastName: string | null, phone: string | null, whatsapp: string | null, syncId: string | null }, shop: { id: number, syncId: string | null, retailerSyncId: string | null, shopName: string } | null, orderItems: Array<{ id: string, skuId: number, quantity: number, offer: { id: number, offerSyncId: string | null, finalPriceWithTax: number }, item: { id: number, itemName: string, itemSyncId: string | null }, sku: { itemId: number, skuNickName: string, images: Array<string>, tags: Array<string>, offers: Array<{ id: number, skuId: number, offerSyncId: string | null, purchasePrice: number, mrpPriceAmount: number, currency: string, priceRange: Array<{ minQuantity: number, maxQuantity: number | null, price: number }> }>, itemSellingUnits: Array<{ id: number, name: string, multiplier: number, isBaseUnit: boolean, skuId: number }> } }> }> } | null };
+export type OrderPageQuery = { orders: { pageInfo: { total: number, page: number, hasNext: boolean, limit: number }, nodes: Array<{ orderId: string, orderNumber: string, serviceOrderNumber: string, orderStatus: OrderStatus, deliveryType: string, paymentMode: PaymentMode, companyId: number, storeId: number, retailerName: string, isActionable: boolean, currencyCode: string, orderTotal: number, orderTotalFinal: number, orderTaxAmount: number, orderCessAmount: number, appliedPoints: number, totalExtraCharges: number, roundOff: number, totalItemsInOrder: number, isDeleted: boolean, createdAt: string, updatedAt: string, retailer: { id: number, name: string, firstName: string | null, lastName: string | null, phone: string | null, whatsapp: string | null, syncId: string | null }, shop: { id: number, syncId: string | null, retailerSyncId: string | null, shopName: string } | null, orderItems: Array<{ id: string, skuId: number, quantity: number, offer: { id: number, offerSyncId: string | null, finalPriceWithTax: number }, item: { id: number, itemName: string, itemSyncId: string | null }, sku: { itemId: number, skuNickName: string, images: Array<string>, tags: Array<string>, offers: Array<{ id: number, skuId: number, offerSyncId: string | null, purchasePrice: number, mrpPriceAmount: number, currency: string, priceRange: Array<{ minQuantity: number, maxQuantity: number | null, price: number }> }>, itemSellingUnits: Array<{ id: number, name: string, multiplier: number, isBaseUnit: boolean, skuId: number }> } }> }> } | null };
 
-export type FullOrderFragment = { orderId: string, orderNumber: string, serviceOrderNumber: string, orderStatus: OrderStatus, deliveryType: string, companyId: number, storeId: number, retailerName: string, isActionable: boolean, currencyCode: string, orderTotal: number, orderTotalFinal: number, orderTaxAmount: number, orderCessAmount: number, appliedPoints: number, totalExtraCharges: number, roundOff: number, totalItemsInOrder: number, isDeleted: boolean, createdAt: string, updatedAt: string, retailer: { id: number, name: string, firstName: string | null, lastName: string | null, phone: string | null, whatsapp: string | null, syncId: string | null }, shop: { id: number, syncId: string | null, retailerSyncId: string | null, shopName: string } | null, orderItems: Array<{ id: string, skuId: number, quantity: number, offer: { id: number, offerSyncId: string | null, finalPriceWithTax: number }, item: { id: number, itemName: string, itemSyncId: string | null }, sku: { itemId: number, skuNickName: string, images: Array<string>, tags: Array<string>, offers: Array<{ id: number, skuId: number, offerSyncId: string | null, purchasePrice: number, mrpPriceAmount: number, currency: string, priceRange: Array<{ minQuantity: number, maxQuantity: number | null, price: number }> }>, itemSellingUnits: Array<{ id: number, name: string, multiplier: number, isBaseUnit: boolean, skuId: number }> } }> };
+export type FullOrderFragment = { orderId: string, orderNumber: string, serviceOrderNumber: string, orderStatus: OrderStatus, deliveryType: string, paymentMode: PaymentMode, companyId: number, storeId: number, retailerName: string, isActionable: boolean, currencyCode: string, orderTotal: number, orderTotalFinal: number, orderTaxAmount: number, orderCessAmount: number, appliedPoints: number, totalExtraCharges: number, roundOff: number, totalItemsInOrder: number, isDeleted: boolean, createdAt: string, updatedAt: string, retailer: { id: number, name: string, firstName: string | null, lastName: string | null, phone: string | null, whatsapp: string | null, syncId: string | null }, shop: { id: number, syncId: string | null, retailerSyncId: string | null, shopName: string } | null, orderItems: Array<{ id: string, skuId: number, quantity: number, offer: { id: number, offerSyncId: string | null, finalPriceWithTax: number }, item: { id: number, itemName: string, itemSyncId: string | null }, sku: { itemId: number, skuNickName: string, images: Array<string>, tags: Array<string>, offers: Array<{ id: number, skuId: number, offerSyncId: string | null, purchasePrice: number, mrpPriceAmount: number, currency: string, priceRange: Array<{ minQuantity: number, maxQuantity: number | null, price: number }> }>, itemSellingUnits: Array<{ id: number, name: string, multiplier: number, isBaseUnit: boolean, skuId: number }> } }> };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -67,6 +73,7 @@ export const FullOrderFragmentDoc = new TypedDocumentString(`
   serviceOrderNumber
   orderStatus
   deliveryType
+  paymentMode
   companyId
   storeId
   retailerName
@@ -161,6 +168,7 @@ export const OrderPageDocument = new TypedDocumentString(`
   serviceOrderNumber
   orderStatus
   deliveryType
+  paymentMode
   companyId
   storeId
   retailerName
