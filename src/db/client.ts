@@ -11,7 +11,8 @@ import { poolStatsReader } from './driver-internals.js'
  */
 
 export type Db = PostgresJsDatabase<typeof schema>
-type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0]
+/** A transaction on the database, as `db.transaction()` hands it to its callback. */
+export type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0]
 /** The database, or a transaction on it (`tx.transaction()` inside one opens a savepoint). */
 export type Tx = Db | Transaction
 

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { isStorableText, unstorableTextRule } from '../db/storable-text.js'
+import { isPlainObject } from '../plain-object.js'
 import { JsonNumber, jsonValue } from './json-number-text.js'
 
 /*
@@ -71,10 +72,6 @@ const fieldRule: Record<Field, string> = {
   shopSyncId: `shopSyncId must be ${syncIdRule}, or null`,
   offerSyncId: `offerSyncId must be ${syncIdRule}`,
   outstandingQuantity: 'outstandingQuantity must be a finite number of at least 0, or a numeric string such as "10.500"'
-}
-
-function isPlainObject (v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
 /** Text the database would refuse or change: NUL (text columns cannot hold it) or a lone surrogate. */
