@@ -61,16 +61,23 @@ async function main (): Promise<void> {
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined
   let app: Awaited<ReturnType<typeof buildApp>> | undefined
   let worker: EffectsWorker | undefined
+  /** Stops what has been started so far, the pool (and an embedded server) even when a part fails to stop. */
+  const closeDown = async (): Promise<void> => {
+    // Requests in flight and jobs in hand finish side by side (keep-alive sockets are closed as they
+    // fall idle: plugins/graceful-close.ts); only then does the pool they both use close.
+    const stopped = await Promise.allSettled([app?.close(), worker?.stop(), reads?.stop()])
+    await connection.close()
+    // Nothing uses Redis once the app is closed; a QUIT would wait on a Redis that does not answer.
+    redis?.disconnect()
+    await metricsServer?.close()
+    const failed = stopped.find((result) => result.status === 'rejected')
+    if (failed) throw failed.reason
+  }
   closeWithGrace({ delay: config.SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error')
     else logger.info({ signal }, 'shutting down: finishing in-flight requests')
     const started = Date.now()
-    // Requests in flight and jobs in hand finish side by side (keep-alive sockets are closed as they
-    // fall idle: plugins/graceful-close.ts); only then does the pool they both use close.
-    await Promise.all([app?.close(), worker?.stop(), reads?.stop()])
-    await connection.close()
-    await redis?.quit().catch(() => {})
-    await metricsServer?.close()
+    await closeDown()
     logger.info({ ms: Date.now() - started }, 'shutdown complete')
   })
 
@@ -91,12 +98,7 @@ async function main (): Promise<void> {
   } catch (err) {
     // Never leave an embedded server behind when start-up fails half way.
     logger.fatal({ err }, 'start-up failed')
-    await app?.close().catch(() => {})
-    await worker?.stop().catch(() => {})
-    await reads?.stop()
-    await connection.close().catch(() => {})
-    await metricsServer?.close()
-    redis?.disconnect()
+    await closeDown().catch(() => {})
     process.exit(1)
   }
   const baseUrl = `http://${config.HOST}:${config.PORT}`

@@ -1,6 +1,7 @@
 import postgres from 'postgres'
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js'
 import * as schema from './schema.js'
+import { poolStatsReader } from './driver-internals.js'
 
 /*
  * The one data-access handle of the service: Drizzle over postgres.js. Every service function takes a
@@ -10,7 +11,8 @@ import * as schema from './schema.js'
  */
 
 export type Db = PostgresJsDatabase<typeof schema>
-type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0]
+/** A transaction on the database, as `db.transaction()` hands it to its callback. */
+export type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0]
 /** The database, or a transaction on it (`tx.transaction()` inside one opens a savepoint). */
 export type Tx = Db | Transaction
 
@@ -85,8 +87,7 @@ export function openClient (url: string, options: OpenOptions = {}): postgres.Sq
 export function openDatabase (url: string, options: OpenOptions = {}): Database {
   const client = openClient(url, options)
   const db = drizzle(client, { schema })
-  // poolStats is ours: patches/postgres+3.4.9.patch exposes the pool's queues, which postgres.js keeps private.
-  const stats = (client as unknown as { poolStats: () => PoolStats }).poolStats
+  const stats = poolStatsReader(client)
   return { db, url, close: async () => { await client.end({ timeout: 5 }) }, poolStats: () => stats() }
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import type { Db } from './client.js'
+import type { Db, Transaction } from './client.js'
 import { isDatabaseUnavailable } from './unavailable.js'
 
 /*
@@ -45,8 +45,6 @@ async function commitStatus (db: Db, xid: string): Promise<'committed' | 'aborte
  * transaction committed, rethrows the error if it was rolled back, and throws CommitOutcomeUnknownError
  * if the database cannot say.
  */
-type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0]
-
 export async function transaction<T> (db: Db, work: (tx: Transaction) => Promise<T>): Promise<T> {
   let xid: string | null = null
   let done: { value: T } | null = null

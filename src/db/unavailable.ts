@@ -25,10 +25,20 @@ function unavailableSqlState (code: string): boolean {
  * was too slow this time, so the answer is a 503 with Retry-After as well, with its own code.
  */
 export function isDatabaseTimeout (err: unknown): boolean {
+  return carriesSqlState(err, ['57014', '55P03'])
+}
+
+/** Whether lock_timeout gave up on a lock (55P03): the row is held by another transaction for too long. */
+export function isLockTimeout (err: unknown): boolean {
+  return carriesSqlState(err, ['55P03'])
+}
+
+/** Whether the error, or one it wraps (Drizzle and GraphQL wrap the driver's), carries one of these SQLSTATEs. */
+function carriesSqlState (err: unknown, states: readonly string[]): boolean {
   let current: unknown = err
   for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
     const { code } = current as { code?: unknown }
-    if (code === '57014' || code === '55P03') return true
+    if (typeof code === 'string' && states.includes(code)) return true
     current = (current as { cause?: unknown, originalError?: unknown }).cause ?? (current as { originalError?: unknown }).originalError
   }
   return false

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type { Db, Tx } from '../db/client.js'
+import { isLockTimeout } from '../db/unavailable.js'
 import { RequestError, badRequest } from '../errors.js'
 
 /*
@@ -46,9 +47,6 @@ export function requestFingerprint (method: string, path: string, body: string |
   else for (const chunk of body) hash.update(chunk)
   return hash.digest('hex')
 }
-
-const isLockTimeout = (err: unknown): boolean =>
-  (err as { code?: unknown }).code === '55P03' || (err as { cause?: { code?: unknown } }).cause?.code === '55P03'
 
 /**
  * Claims the key on the caller's transaction. Returns the stored outcome when the key was used before

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { isStorableText, unstorableTextRule } from '../db/storable-text.js'
+import { isPlainObject } from '../plain-object.js'
 import { JsonNumber, jsonValue } from './json-number-text.js'
 
 /*
@@ -39,7 +40,7 @@ const checkField: Record<Exclude<Field, 'outstandingQuantity'>, { Check: (v: unk
   offerSyncId: checkSyncId
 }
 
-type Field = 'retailerSyncId' | 'shopSyncId' | 'offerSyncId' | 'outstandingQuantity'
+export type Field = 'retailerSyncId' | 'shopSyncId' | 'offerSyncId' | 'outstandingQuantity'
 const FIELDS: Field[] = ['retailerSyncId', 'shopSyncId', 'offerSyncId', 'outstandingQuantity']
 
 /** A valid row, as it is stored: quantity as the exact text the client sent. */
@@ -66,16 +67,15 @@ export type RowErrorCodeValue = (typeof RowErrorCode)[keyof typeof RowErrorCode]
 export type RowCheck = { row: OutstandingShipmentRow, error?: undefined } | { row?: undefined, error: string, code: RowErrorCodeValue }
 
 const syncIdRule = `a non-empty string of at most ${SYNC_ID_MAX_LENGTH} characters`
-const fieldRule: Record<Field, string> = {
+/** What a field must be: the text of its error. These and the two below are generated into the client. */
+export const fieldRule: Record<Field, string> = {
   retailerSyncId: `retailerSyncId must be ${syncIdRule}`,
   shopSyncId: `shopSyncId must be ${syncIdRule}, or null`,
   offerSyncId: `offerSyncId must be ${syncIdRule}`,
   outstandingQuantity: 'outstandingQuantity must be a finite number of at least 0, or a numeric string such as "10.500"'
 }
-
-function isPlainObject (v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
+export const rowNotObjectText = 'Row must be a JSON object with retailerSyncId, offerSyncId and outstandingQuantity'
+export const fieldRequiredText = (field: Field): string => `${field} is required`
 
 /** Text the database would refuse or change: NUL (text columns cannot hold it) or a lone surrogate. */
 function badText (v: unknown): boolean {
@@ -97,7 +97,7 @@ function quantityTextProblem (text: string): string | null {
 
 /** Checks one element of the request array; an absent shopSyncId is read as null (the same key). */
 export function checkOutstandingShipmentRow (raw: unknown): RowCheck {
-  if (!isPlainObject(raw)) return { error: 'Row must be a JSON object with retailerSyncId, offerSyncId and outstandingQuantity', code: RowErrorCode.notAnObject }
+  if (!isPlainObject(raw)) return { error: rowNotObjectText, code: RowErrorCode.notAnObject }
   const quantity = jsonValue(raw.outstandingQuantity)
   const candidate: Record<string, unknown> = {
     retailerSyncId: jsonValue(raw.retailerSyncId),
@@ -129,7 +129,7 @@ function explain (candidate: Record<string, unknown>, quantityText: unknown): { 
   for (const field of FIELDS) {
     const value = candidate[field]
     if (value === undefined) {
-      if (field !== 'shopSyncId') problems.push([`${field} is required`, RowErrorCode.missing])
+      if (field !== 'shopSyncId') problems.push([fieldRequiredText(field), RowErrorCode.missing])
     } else if (field === 'outstandingQuantity') {
       const numeric = typeof value === 'number' || (typeof value === 'string' && NUMERIC.test(value))
       const problem = numeric ? quantityTextProblem(quantityText as string) : fieldRule[field]

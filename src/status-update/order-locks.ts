@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
+import { isLockTimeout } from '../db/unavailable.js'
 import type { OrderStatus, PaymentMode, SellerStatus } from '../db/schema.js'
 
 /*
@@ -52,9 +53,6 @@ export class OrderLockTimeout extends Error {
     super(`order ${orderId} is locked by another transaction for longer than lock_timeout`)
   }
 }
-
-const isLockTimeout = (err: unknown): boolean => (err as { code?: unknown, cause?: { code?: unknown } }).code === '55P03' ||
-  (err as { cause?: { code?: unknown } }).cause?.code === '55P03'
 
 /**
  * The seller's live orders among these ids, locked in id order. Another seller's order and a

@@ -1,4 +1,5 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { isPlainObject } from '../plain-object.js'
 import { requestError, type ChangeRequest } from './plan-change.js'
 import { OrderIdSchema, StatusUpdateItemSchema, TargetStatusSchema } from './schemas.js'
 import { OrderErrorText } from './texts.js'
@@ -17,10 +18,6 @@ export type ParsedItem =
   | { ok: true, request: ChangeRequest }
   | { ok: false, orderId: number | null, error: string }
 
-function isRecord (value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 /** The order id of an item, or null when it has none usable (string ids beyond 2^53 are refused). */
 function orderIdOf (item: Record<string, unknown>): number | null {
   if (!orderIdCheck.Check(item.Order_id)) return null
@@ -36,7 +33,7 @@ function orderIdOf (item: Record<string, unknown>): number | null {
  * where it counts as missing. Every check of an item runs here, once.
  */
 export function parseItem (raw: unknown): ParsedItem {
-  if (!isRecord(raw)) return { ok: false, orderId: null, error: OrderErrorText.itemNotObject }
+  if (!isPlainObject(raw)) return { ok: false, orderId: null, error: OrderErrorText.itemNotObject }
   const orderId = itemCheck.Check(raw) ? Number(raw.Order_id) : orderIdOf(raw)
   if (!statusCheck.Check(raw.Order_Status)) return { ok: false, orderId, error: OrderErrorText.invalidStatus }
   if (orderId === null || !Number.isSafeInteger(orderId)) return { ok: false, orderId: null, error: OrderErrorText.badOrderId }

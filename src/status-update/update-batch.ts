@@ -33,10 +33,10 @@ const silent: BatchLogger = { info: () => {}, error: () => {} }
 /** Per-order errors are logged in one line per batch, capped so a huge failed batch stays readable. */
 const LOGGED_ERRORS = 50
 
-/** Splits a batch into the items to apply and the per-item errors found without reading anything. */
 /** An item's error before its code is added (batchOutcome adds it from the text). */
 export type ItemError = Omit<OrderError, 'code'>
 
+/** Splits a batch into the items to apply and the per-item errors found without reading anything. */
 export function parseItems (items: unknown[]): { pending: PendingItem[], errors: Map<number, ItemError> } {
   const errors = new Map<number, ItemError>()
   const pending: PendingItem[] = []

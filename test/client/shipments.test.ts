@@ -1,5 +1,6 @@
 import t from 'tap'
-import { createClient, rowProblem, type SyncRow } from '@order-exchange/client'
+import { checkRow, createClient, rowProblem, type SyncRow } from '@order-exchange/client'
+import { checkOutstandingShipmentRow } from '../../src/shipments/sync-row.js'
 import { serve } from './helpers.js'
 
 /* client.shipments.sync against the real service: rule 4 checked before sending, chunks, merged counts. */
@@ -31,8 +32,8 @@ t.test('a 250,000-row sync goes out in chunks; its counts add up and match what 
   t.equal(result.duplicates, 2, 'a key sent twice is a duplicate, as in one request')
   t.equal(result.inserted, 249_995)
   t.same(result.errors.map((e) => e.index), [10, 20, 30], 'bad rows by their index in the caller\'s array')
-  t.match(result.errors[0], { error: /retailerSyncId is required/, code: 'FIELD_REQUIRED' })
-  t.match(result.errors[1]!.error, /outstandingQuantity must be numeric/)
+  t.match(result.errors[0], { error: /^retailerSyncId must be a non-empty string/, code: 'INVALID_SYNC_ID' })
+  t.match(result.errors[1], { error: /^outstandingQuantity must be a finite number of at least 0/, code: 'INVALID_QUANTITY' })
   t.match(result.errors[2], { error: /outstandingQuantity must not be negative/, code: 'INVALID_QUANTITY' }, 'a row the service refuses, by the caller\'s index')
   t.equal(result.failed, 3)
   const [count] = await served.database.sql`select count(*)::int as n from outstanding_shipments where seller_id = 1`
@@ -52,10 +53,13 @@ t.test('a 250,000-row sync goes out in chunks; its counts add up and match what 
 t.test('rule 4 before sending: what is checked, and an input with nothing valid sends nothing', async (t) => {
   t.equal(rowProblem({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: '10.500' }), null)
   t.equal(rowProblem({ retailerSyncId: 'R', shopSyncId: null, offerSyncId: 'O', outstandingQuantity: 0 }), null)
-  t.equal(rowProblem([]), 'row must be an object')
+  t.equal(rowProblem([]), 'Row must be a JSON object with retailerSyncId, offerSyncId and outstandingQuantity')
   t.equal(rowProblem({ offerSyncId: 'O', outstandingQuantity: 1 }), 'retailerSyncId is required')
-  t.equal(rowProblem({ retailerSyncId: 'R', offerSyncId: '', outstandingQuantity: Infinity }), 'offerSyncId is required; outstandingQuantity must be numeric')
-  t.equal(rowProblem({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 1, shopSyncId: 5 }), 'shopSyncId must be a string or null')
+  t.equal(rowProblem({ retailerSyncId: 'R', offerSyncId: '', outstandingQuantity: Infinity }),
+    'offerSyncId must be a non-empty string of at most 200 characters; ' +
+    'outstandingQuantity must be a finite number of at least 0, or a numeric string such as "10.500"')
+  t.equal(rowProblem({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 1, shopSyncId: 5 }),
+    'shopSyncId must be a non-empty string of at most 200 characters, or null')
 
   const served = await serve(t, { orders: 0 })
   let requests = 0
@@ -63,4 +67,23 @@ t.test('rule 4 before sending: what is checked, and an input with nothing valid 
   const result = await client.shipments.sync([{ retailerSyncId: '', offerSyncId: 'O', outstandingQuantity: 1 }])
   t.equal(requests, 0)
   t.match(result, { received: 1, failed: 1, inserted: 0, errors: [{ index: 0 }] })
+})
+
+t.test('what the client finds wrong with a row, the service says in the same words and code', async (t) => {
+  const long = 'x'.repeat(201)
+  const rows: unknown[] = [
+    null, [], 'row', {},
+    { retailerSyncId: '', offerSyncId: 'O', outstandingQuantity: 1 },
+    { retailerSyncId: long, offerSyncId: 'O', outstandingQuantity: '1' },
+    { retailerSyncId: 'R', shopSyncId: '', offerSyncId: 7, outstandingQuantity: 'lots' },
+    { retailerSyncId: 'R', offerSyncId: 'O' },
+    { retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: '1e' },
+    { retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: true },
+    { retailerSyncId: 'R', shopSyncId: null, offerSyncId: 'O', outstandingQuantity: '+.5E3' }
+  ]
+  for (const row of rows) {
+    const client = checkRow(row)
+    const service = checkOutstandingShipmentRow(JSON.parse(JSON.stringify(row)))
+    t.same(client, service.error === undefined ? null : { error: service.error, code: service.code }, JSON.stringify(row))
+  }
 })

@@ -1,5 +1,6 @@
 import { OrderExchangeError } from './errors.js'
 import type { SyncData, SyncResponse, SyncRow } from './generated/rest.js'
+import { MAX_SYNC_ROWS, QUANTITY_PATTERN, RowErrorCode, RowErrorText, SYNC_ID_MAX_LENGTH } from './generated/rules.js'
 import { send, type Transport } from './http.js'
 import type { Credentials } from './pages.js'
 
@@ -15,24 +16,41 @@ import type { Credentials } from './pages.js'
 
 /** Rows per request by default: well under the service's 100,000. */
 export const DEFAULT_SYNC_CHUNK = 50_000
-/** The service's maximum rows per request (decisions.md). */
-export const MAX_SYNC_ROWS = 100_000
 /** Bytes of rows per request at most: a quarter of the service's default body limit (32 MiB). */
 export const SYNC_CHUNK_BYTES = 8 * 1024 * 1024
 
-const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
+const QUANTITY = new RegExp(QUANTITY_PATTERN)
+const SYNC_ID_FIELDS = ['retailerSyncId', 'shopSyncId', 'offerSyncId'] as const
 
-/** What rule 4 finds wrong with a row, with the code the service would give it; null when nothing. */
+function isSyncId (value: unknown): boolean {
+  return typeof value === 'string' && value.length > 0 && value.length <= SYNC_ID_MAX_LENGTH
+}
+
+/**
+ * What rule 4 finds wrong with a row, as the service would say it (text and code, generated from its
+ * contract): every broken field in the service's field order, the code of the first; null when nothing.
+ * What only the service can judge (a negative or oversized quantity, text it cannot store) is left to it.
+ */
 export function checkRow (row: unknown): { error: string, code: string } | null {
-  if (typeof row !== 'object' || row === null || Array.isArray(row)) return { error: 'row must be an object', code: 'ROW_NOT_OBJECT' }
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+    return { error: RowErrorText.notAnObject, code: RowErrorCode.notAnObject }
+  }
   const r = row as Record<string, unknown>
   const problems: Array<[string, string]> = []
-  if (typeof r.retailerSyncId !== 'string' || r.retailerSyncId === '') problems.push(['retailerSyncId is required', 'FIELD_REQUIRED'])
-  if (typeof r.offerSyncId !== 'string' || r.offerSyncId === '') problems.push(['offerSyncId is required', 'FIELD_REQUIRED'])
+  for (const field of SYNC_ID_FIELDS) {
+    const value = r[field]
+    if (value === undefined) {
+      if (field !== 'shopSyncId') problems.push([RowErrorText.required[field], RowErrorCode.missing])
+    } else if (!isSyncId(value) && !(field === 'shopSyncId' && value === null)) {
+      problems.push([RowErrorText.invalid[field], RowErrorCode.syncId])
+    }
+  }
   const q = r.outstandingQuantity
-  const numeric = (typeof q === 'number' && Number.isFinite(q)) || (typeof q === 'string' && NUMERIC.test(q))
-  if (!numeric) problems.push(['outstandingQuantity must be numeric', 'INVALID_QUANTITY'])
-  if (r.shopSyncId !== undefined && r.shopSyncId !== null && typeof r.shopSyncId !== 'string') problems.push(['shopSyncId must be a string or null', 'INVALID_SYNC_ID'])
+  if (q === undefined) {
+    problems.push([RowErrorText.required.outstandingQuantity, RowErrorCode.missing])
+  } else if (!((typeof q === 'number' && Number.isFinite(q)) || (typeof q === 'string' && QUANTITY.test(q)))) {
+    problems.push([RowErrorText.invalid.outstandingQuantity, RowErrorCode.quantity])
+  }
   return problems.length > 0 ? { error: problems.map(([text]) => text).join('; '), code: problems[0]![1] } : null
 }
 

@@ -1,5 +1,6 @@
 import { BadRequestError, OrderExchangeError } from './errors.js'
 import type { RequestFailure, StatusUpdateInvalidStatusResponse, StatusUpdateItem, StatusUpdateResponse } from './generated/rest.js'
+import { MAX_STATUS_ITEMS } from './generated/rules.js'
 import { send, type Transport } from './http.js'
 import type { Credentials } from './pages.js'
 
@@ -24,9 +25,6 @@ export interface StatusChange {
 export type StatusChangeResult =
   | { index: number, orderId: number | string, outcome: 'changed' | 'unchanged' }
   | { index: number, orderId: number | string, outcome: 'error', error: string, code: string }
-
-/** The service's batch limit (decisions.md: at most 1,000 items per call). */
-export const MAX_STATUS_ITEMS = 1000
 
 export async function updateStatuses (transport: Transport, credentials: Credentials, changes: readonly StatusChange[],
   options: { chunkSize?: number, signal?: AbortSignal } = {}): Promise<StatusChangeResult[]> {
