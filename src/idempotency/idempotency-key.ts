@@ -4,8 +4,8 @@ import type { Db, Tx } from '../db/client.js'
 import { RequestError, badRequest } from '../errors.js'
 
 /*
- * Idempotency-Key on every mutating route, by Stripe's rules. Both operations are
- * idempotent already (a status already set is a no-op, a sync sets values), but a retry's *answer* would
+ * Idempotency-Key on every mutating route (the status update, the shipment sync), by Stripe's rules. Both
+ * are idempotent already (a status already set is a no-op, a sync sets values), but a retry's *answer* would
  * differ: it would report "unchanged" where the first attempt changed things. With a key, a retry gets the
  * first answer again, byte for byte, for 24 hours.
  *

@@ -59,7 +59,9 @@ export function fingerprinted (request: FastifyRequest, stream: AsyncIterable<Bu
 /** Method, path and body: the body as parsed (JSON, so spacing does not count) unless the route streamed it. */
 function fingerprintOf (request: FastifyRequest, state: IdempotencyState): string {
   if (state.streamed) return state.streamed.digest('hex')
-  if (isStream(request.body)) throw new Error(`${request.routeOptions.url} streams its body: read it through fingerprinted()`)
+  if (isStream(request.body)) {
+    throw new Error(`${request.routeOptions.url} streams its body: read it through fingerprinted()`)
+  }
   return startFingerprint(request.method, request.routeOptions.url!).update(JSON.stringify(request.body)).digest('hex')
 }
 

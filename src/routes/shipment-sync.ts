@@ -34,7 +34,10 @@ const shipmentSyncRoutes: FastifyPluginAsync = async (app) => {
     bodyLimit: limit,
     schema: { response: { 200: responses[200], 400: responses[400], 401: responses[401] } },
     onRequest: app.requireCredential('api-key', 'x-api-key'),
-    config: { idempotent: true, rateLimit: { max: app.config.RATE_LIMIT_SYNC_PER_MINUTE, timeWindow: 60_000 } }
+    config: {
+      idempotent: true,
+      rateLimit: { max: app.config.RATE_LIMIT_SYNC_PER_MINUTE, timeWindow: 60_000 }
+    }
   }, async (request, reply) => {
     const stream = request.body as AsyncIterable<Buffer> | undefined
     if (!stream || typeof stream[Symbol.asyncIterator] !== 'function') throw badRequest(SyncCode.notAnArray, SyncText.notAnArray)
@@ -57,7 +60,8 @@ const shipmentSyncRoutes: FastifyPluginAsync = async (app) => {
     const result = await withIdempotency(request, reply,
       (idempotency) => syncOutstandingShipments(app.database.db, sellerId, builder.finish(), { idempotency }),
       ({ received, inserted, updated, unchanged, duplicates, failed }) => {
-        request.log.info({ sellerId, received, inserted, updated, unchanged, duplicates, failed }, 'outstanding shipments synced')
+        const counts = { received, inserted, updated, unchanged, duplicates, failed }
+        request.log.info({ sellerId, ...counts }, 'outstanding shipments synced')
         const rows = app.metrics.syncRows
         rows.inc({ outcome: 'inserted' }, inserted)
         rows.inc({ outcome: 'updated' }, updated)

@@ -37,7 +37,10 @@ const statusUpdateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { path, responses } = restEndpoints.statusUpdate
   app.post(path, {
     onRequest: app.requireCredential('api-key', 'authorization'),
-    config: { idempotent: true, rateLimit: { max: app.config.RATE_LIMIT_STATUS_UPDATE_PER_MINUTE, timeWindow: 60_000 } },
+    config: {
+      idempotent: true,
+      rateLimit: { max: app.config.RATE_LIMIT_STATUS_UPDATE_PER_MINUTE, timeWindow: 60_000 }
+    },
     // The schema documents the body; the handler gives the exact messages (a schema error would not).
     attachValidation: true,
     schema: {

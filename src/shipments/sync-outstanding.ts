@@ -39,6 +39,7 @@ export async function syncOutstandingShipments (
   const nothing = { inserted: 0, updated: 0, unmatched: { retailerSyncIds: none, shopSyncIds: none, offerSyncIds: none } }
   if (keys === 0 && key === undefined) return outcome(nothing)
   // The answer commits with the rows it reports.
+  const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE
   return retryOnConflict(() => transaction(db, (tx) => idempotent(tx, key, async () =>
-    outcome(keys === 0 ? nothing : await writeOutstandingShipments(tx, sellerId, batch, options.chunkSize ?? DEFAULT_CHUNK_SIZE)))))
+    outcome(keys === 0 ? nothing : await writeOutstandingShipments(tx, sellerId, batch, chunkSize)))))
 }

@@ -67,7 +67,9 @@ export interface BatchOptions {
   idempotency?: IdempotencyRequest
 }
 
-export async function updateOrderStatuses (db: Db, caller: Caller, items: unknown[], options: BatchOptions = {}): Promise<Replayable<BatchOutcome>> {
+export async function updateOrderStatuses (
+  db: Db, caller: Caller, items: unknown[], options: BatchOptions = {}
+): Promise<Replayable<BatchOutcome>> {
   const log = options.log ?? silent
   const key = options.idempotency
   const { pending, errors } = parseItems(items)
