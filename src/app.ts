@@ -9,6 +9,7 @@ import databasePlugin from './plugins/database.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
 import gracefulClosePlugin from './plugins/graceful-close.js'
 import authPlugin from './plugins/auth.js'
+import idempotencyPlugin from './plugins/idempotency.js'
 import corsPlugin from './plugins/cors.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import loadSheddingPlugin from './plugins/load-shedding.js'
@@ -70,6 +71,8 @@ export async function buildApp ({ config, database, reads, logger, redis, metric
   await app.register(loadSheddingPlugin, { onShed: (reason) => metrics.shed.inc({ reason }) })
   await app.register(corsPlugin, { origins: corsOrigins(config) })
   await app.register(authPlugin)
+  // Before the routes: it holds each route that says `idempotent` to answering through withIdempotency.
+  await app.register(idempotencyPlugin)
   await app.register(rateLimitPlugin, { redis, onRefused: (route) => metrics.rateLimited.inc({ route }) })
   // Before the routes it documents: @fastify/swagger reads each route as it is added.
   await app.register(openapiPlugin, { explorer: explorerEnabled(config) })

@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto'
+import { createHash, type Hash } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type { Db, Tx } from '../db/client.js'
 import { isLockTimeout } from '../db/unavailable.js'
 import { RequestError, badRequest } from '../errors.js'
 
 /*
- * Idempotency-Key on the status update and the shipment sync, by Stripe's rules. Both operations are
- * idempotent already (a status already set is a no-op, a sync sets values), but a retry's *answer* would
+ * Idempotency-Key on every mutating route (the status update, the shipment sync), by Stripe's rules. Both
+ * are idempotent already (a status already set is a no-op, a sync sets values), but a retry's *answer* would
  * differ: it would report "unchanged" where the first attempt changed things. With a key, a retry gets the
  * first answer again, byte for byte, for 24 hours.
  *
@@ -15,6 +15,10 @@ import { RequestError, badRequest } from '../errors.js'
  * answer. A retry that arrives while the first request is still running waits on the claimed row (its
  * insert meets the first one's uncommitted key) and then replays the answer; if it waits longer than the
  * session's lock_timeout it is told 409 and may try again.
+ *
+ * This is the transactional half: a service runs its work through `idempotent` on its own transaction.
+ * The HTTP half (the header, the fingerprint, the replay header, not counting a replay twice) is
+ * plugins/idempotency.ts, which a route opts into with `config: { idempotent: true }`.
  */
 
 /** How long an answer is kept for replay. */
@@ -40,21 +44,40 @@ export function idempotencyKeyOf (header: string | string[] | undefined): string
   return header
 }
 
-/** The fingerprint of a request: its method and path, then its body as sent (or as parsed, for JSON). */
-export function requestFingerprint (method: string, path: string, body: string | Buffer | Iterable<Buffer>): string {
-  const hash = createHash('sha256').update(`${method} ${path}\n`)
-  if (typeof body === 'string' || Buffer.isBuffer(body)) hash.update(body)
-  else for (const chunk of body) hash.update(chunk)
-  return hash.digest('hex')
+/**
+ * The start of a request's fingerprint: its method and path; the body follows (as sent, or as parsed for
+ * JSON), all at once or as it streams by.
+ */
+export function startFingerprint (method: string, path: string): Hash {
+  return createHash('sha256').update(`${method} ${path}\n`)
+}
+
+/** An outcome; `replayed` when it is the stored answer of an earlier request with the same key. */
+export type Replayable<T> = T & { replayed?: true }
+
+/**
+ * Runs `work` on the caller's transaction under the request's key, when it has one: the stored outcome of
+ * an earlier request with the key is returned instead (marked replayed), else the work's outcome is stored
+ * on the same transaction, so that it commits with the work it describes or not at all.
+ */
+export async function idempotent<T extends object> (
+  tx: Tx, request: IdempotencyRequest | undefined, work: () => Promise<T>
+): Promise<Replayable<T>> {
+  if (request === undefined) return work()
+  const stored = await claimIdempotencyKey<T>(tx, request)
+  if (stored !== null) return { ...stored, replayed: true }
+  const outcome = await work()
+  await storeOutcome(tx, request, outcome)
+  return outcome
 }
 
 /**
  * Claims the key on the caller's transaction. Returns the stored outcome when the key was used before
- * with the same request (a replay), null when this request is the first (the caller does the work and
- * calls storeOutcome before committing). Throws 422 when the key was used with another request, 409 when
+ * with the same request (a replay), null when this request is the first (its outcome is stored on the
+ * same transaction). Throws 422 when the key was used with another request, 409 when
  * the first request with it is still running after the session's lock_timeout.
  */
-export async function claimIdempotencyKey<T> (tx: Tx, request: IdempotencyRequest): Promise<T | null> {
+async function claimIdempotencyKey<T> (tx: Tx, request: IdempotencyRequest): Promise<T | null> {
   const { credentialId, key, fingerprint } = request
   let claimed
   try {
@@ -86,7 +109,7 @@ export async function claimIdempotencyKey<T> (tx: Tx, request: IdempotencyReques
 }
 
 /** Stores the outcome of the claimed key, on the transaction that did the work. */
-export async function storeOutcome (tx: Tx, request: IdempotencyRequest, outcome: unknown): Promise<void> {
+async function storeOutcome (tx: Tx, request: IdempotencyRequest, outcome: unknown): Promise<void> {
   await tx.execute(sql`update idempotency_keys set outcome = ${JSON.stringify(outcome)}
     where credential_id = ${request.credentialId} and key = ${request.key}`)
 }

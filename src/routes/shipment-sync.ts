@@ -1,13 +1,12 @@
-import { createHash, type Hash } from 'node:crypto'
 import type { FastifyPluginAsync } from 'fastify'
-import { idempotencyKeyOf } from '../idempotency/idempotency-key.js'
 import { badRequest, RequestError } from '../errors.js'
+import { fingerprinted, withIdempotency } from '../plugins/idempotency.js'
 import { readJsonArray } from '../shipments/json-array-reader.js'
 import { SyncBatchBuilder } from '../shipments/sync-batch.js'
 import { MAX_SYNC_ROWS } from '../shipments/schemas.js'
 import { syncOutstandingShipments } from '../shipments/sync-outstanding.js'
 import { SyncCode, SyncText } from '../shipments/texts.js'
-import { REPLAYED_HEADER, success } from './envelope.js'
+import { success } from './envelope.js'
 import { restEndpoints } from './rest-contract.js'
 
 /*
@@ -15,14 +14,6 @@ import { restEndpoints } from './rest-contract.js'
  * JSON body of this route is not parsed up front but streamed row by row (readJsonArray), under its own
  * large limit; every other route keeps Fastify's parser and the small default limit.
  */
-
-/** The stream, passing each chunk to the hash on its way. */
-async function * hashing (stream: AsyncIterable<Buffer>, hash: Hash): AsyncIterable<Buffer> {
-  for await (const chunk of stream) {
-    hash.update(chunk)
-    yield chunk
-  }
-}
 
 const shipmentSyncRoutes: FastifyPluginAsync = async (app) => {
   const limit = app.config.SYNC_BODY_LIMIT_BYTES
@@ -43,18 +34,20 @@ const shipmentSyncRoutes: FastifyPluginAsync = async (app) => {
     bodyLimit: limit,
     schema: { response: { 200: responses[200], 400: responses[400], 401: responses[401] } },
     onRequest: app.requireCredential('api-key', 'x-api-key'),
-    config: { rateLimit: { max: app.config.RATE_LIMIT_SYNC_PER_MINUTE, timeWindow: 60_000 } }
+    config: {
+      idempotent: true,
+      rateLimit: { max: app.config.RATE_LIMIT_SYNC_PER_MINUTE, timeWindow: 60_000 }
+    }
   }, async (request, reply) => {
     const stream = request.body as AsyncIterable<Buffer> | undefined
     if (!stream || typeof stream[Symbol.asyncIterator] !== 'function') throw badRequest(SyncCode.notAnArray, SyncText.notAnArray)
-    const key = idempotencyKeyOf(request.headers['idempotency-key'])
+    // With an Idempotency-Key, the body's bytes are the request's fingerprint.
+    const source = fingerprinted(request, stream)
     const builder = new SyncBatchBuilder()
-    // With an Idempotency-Key, the body's bytes are hashed as they stream by (the request's fingerprint).
-    const hash = key === undefined ? undefined : createHash('sha256').update(`PUT ${path}\n`)
     let body
     try {
       // Rows past the maximum are still read (to count them for the message) but not kept.
-      body = await readJsonArray(hash ? hashing(stream, hash) : stream, limit, (record, index) => { if (index < MAX_SYNC_ROWS) builder.add(record) })
+      body = await readJsonArray(source, limit, (record, index) => { if (index < MAX_SYNC_ROWS) builder.add(record) })
     } catch (err) {
       // The rest of a too-large body is never read: the connection cannot be reused.
       if (err instanceof RequestError.PayloadTooLarge) reply.header('connection', 'close')
@@ -64,20 +57,18 @@ const shipmentSyncRoutes: FastifyPluginAsync = async (app) => {
     if (body.count > MAX_SYNC_ROWS) throw badRequest(SyncCode.tooManyRows, SyncText.tooManyRows(MAX_SYNC_ROWS, body.count))
 
     const sellerId = request.caller!.sellerId
-    const idempotency = key === undefined ? undefined : { credentialId: request.caller!.credentialId, key, fingerprint: hash!.digest('hex') }
-    const { replayed, ...result } = await syncOutstandingShipments(app.database.db, sellerId, builder.finish(), { idempotency })
-    const { received, inserted, updated, unchanged, duplicates, failed } = result
-    if (replayed) {
-      reply.header(REPLAYED_HEADER, 'true')
-    } else {
-      request.log.info({ sellerId, received, inserted, updated, unchanged, duplicates, failed }, 'outstanding shipments synced')
-      const rows = app.metrics.syncRows
-      rows.inc({ outcome: 'inserted' }, inserted)
-      rows.inc({ outcome: 'updated' }, updated)
-      rows.inc({ outcome: 'unchanged' }, unchanged)
-      rows.inc({ outcome: 'duplicate' }, duplicates)
-      rows.inc({ outcome: 'failed' }, failed)
-    }
+    const result = await withIdempotency(request, reply,
+      (idempotency) => syncOutstandingShipments(app.database.db, sellerId, builder.finish(), { idempotency }),
+      ({ received, inserted, updated, unchanged, duplicates, failed }) => {
+        const counts = { received, inserted, updated, unchanged, duplicates, failed }
+        request.log.info({ sellerId, ...counts }, 'outstanding shipments synced')
+        const rows = app.metrics.syncRows
+        rows.inc({ outcome: 'inserted' }, inserted)
+        rows.inc({ outcome: 'updated' }, updated)
+        rows.inc({ outcome: 'unchanged' }, unchanged)
+        rows.inc({ outcome: 'duplicate' }, duplicates)
+        rows.inc({ outcome: 'failed' }, failed)
+      })
     return success(SyncText.success, result)
   })
 }

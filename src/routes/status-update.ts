@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { badRequest } from '../errors.js'
-import { idempotencyKeyOf, requestFingerprint } from '../idempotency/idempotency-key.js'
-import { REPLAYED_HEADER } from './envelope.js'
 import type { ServiceMetrics } from '../metrics.js'
+import { withIdempotency } from '../plugins/idempotency.js'
 import { MAX_ITEMS, StatusUpdateBodySchema, type BatchData } from '../status-update/schemas.js'
 import { OrderErrorText, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
 import { updateOrderStatuses } from '../status-update/update-batch.js'
@@ -38,7 +37,10 @@ const statusUpdateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { path, responses } = restEndpoints.statusUpdate
   app.post(path, {
     onRequest: app.requireCredential('api-key', 'authorization'),
-    config: { rateLimit: { max: app.config.RATE_LIMIT_STATUS_UPDATE_PER_MINUTE, timeWindow: 60_000 } },
+    config: {
+      idempotent: true,
+      rateLimit: { max: app.config.RATE_LIMIT_STATUS_UPDATE_PER_MINUTE, timeWindow: 60_000 }
+    },
     // The schema documents the body; the handler gives the exact messages (a schema error would not).
     attachValidation: true,
     schema: {
@@ -47,13 +49,9 @@ const statusUpdateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const items = itemsOf(request.body)
-    const key = idempotencyKeyOf(request.headers['idempotency-key'])
-    const idempotency = key === undefined
-      ? undefined
-      : { credentialId: request.caller!.credentialId, key, fingerprint: requestFingerprint('POST', path, JSON.stringify(request.body)) }
-    const { invalidStatus, replayed, ...data } = await updateOrderStatuses(app.database.db, request.caller!, items, { log: request.log, idempotency })
-    if (replayed) reply.header(REPLAYED_HEADER, 'true')
-    else countItems(app.metrics, data)
+    const { invalidStatus, ...data } = await withIdempotency(request, reply,
+      (idempotency) => updateOrderStatuses(app.database.db, request.caller!, items, { log: request.log, idempotency }),
+      (answer) => countItems(app.metrics, answer))
     // Spec 7.2: an invalid status value makes the whole answer a 400, still with every order's outcome.
     if (invalidStatus) return reply.code(400).send(failure(400, OrderErrorText.invalidStatus, StatusUpdateCode.invalidStatus, data))
     return reply.code(200).send(success(StatusUpdateText.success, data))

@@ -1,5 +1,5 @@
 import type { Db } from '../db/client.js'
-import { claimIdempotencyKey, storeOutcome, type IdempotencyRequest } from '../idempotency/idempotency-key.js'
+import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
 import { transaction } from '../db/transaction.js'
 import { retryOnConflict } from '../db/retry.js'
 import type { SyncData } from './schemas.js'
@@ -22,7 +22,7 @@ export interface SyncOptions {
 /** Runs in its own transaction, retried on conflicts; a commit cut off by a lost connection is checked. */
 export async function syncOutstandingShipments (
   db: Db, sellerId: number, batch: SyncBatch, options: SyncOptions = {}
-): Promise<SyncData & { replayed?: true }> {
+): Promise<Replayable<SyncData>> {
   const keys = batch.retailerSyncIds.length
   const key = options.idempotency
   const outcome = (written: { inserted: number, updated: number, unmatched: SyncData['unmatched'] }): SyncData => ({
@@ -38,14 +38,8 @@ export async function syncOutstandingShipments (
   const none = { count: 0, examples: [] }
   const nothing = { inserted: 0, updated: 0, unmatched: { retailerSyncIds: none, shopSyncIds: none, offerSyncIds: none } }
   if (keys === 0 && key === undefined) return outcome(nothing)
-  return retryOnConflict(() => transaction(db, async (tx) => {
-    if (key) {
-      const stored = await claimIdempotencyKey<SyncData>(tx, key)
-      if (stored) return { ...stored, replayed: true as const }
-    }
-    const result = outcome(keys === 0 ? nothing : await writeOutstandingShipments(tx, sellerId, batch, options.chunkSize ?? DEFAULT_CHUNK_SIZE))
-    // The answer commits with the rows it reports.
-    if (key) await storeOutcome(tx, key, result)
-    return result
-  }))
+  // The answer commits with the rows it reports.
+  const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE
+  return retryOnConflict(() => transaction(db, (tx) => idempotent(tx, key, async () =>
+    outcome(keys === 0 ? nothing : await writeOutstandingShipments(tx, sellerId, batch, chunkSize)))))
 }

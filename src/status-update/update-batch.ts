@@ -2,7 +2,7 @@ import type { Caller } from '../credentials/service.js'
 import type { Db } from '../db/client.js'
 import { CommitOutcomeUnknownError, transaction } from '../db/transaction.js'
 import { isRequestError } from '../errors.js'
-import { claimIdempotencyKey, storeOutcome, type IdempotencyRequest } from '../idempotency/idempotency-key.js'
+import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
 import { changeOrderStatuses } from './change-statuses.js'
 import type { ChangeRequest } from './plan-change.js'
 import type { BatchData, OrderError } from './schemas.js'
@@ -67,7 +67,9 @@ export interface BatchOptions {
   idempotency?: IdempotencyRequest
 }
 
-export async function updateOrderStatuses (db: Db, caller: Caller, items: unknown[], options: BatchOptions = {}): Promise<BatchOutcome & { replayed?: true }> {
+export async function updateOrderStatuses (
+  db: Db, caller: Caller, items: unknown[], options: BatchOptions = {}
+): Promise<Replayable<BatchOutcome>> {
   const log = options.log ?? silent
   const key = options.idempotency
   const { pending, errors } = parseItems(items)
@@ -75,11 +77,8 @@ export async function updateOrderStatuses (db: Db, caller: Caller, items: unknow
   if (pending.length === 0 && key === undefined) return batchOutcome(items.length, errors, log, unchanged)
   const actor = { sellerId: caller.sellerId, credentialId: caller.credentialId, storeIds: caller.storeIds, source: 'api' as const }
   try {
-    const replay = await transaction(db, async (tx) => {
-      if (key) {
-        const stored = await claimIdempotencyKey<BatchOutcome>(tx, key)
-        if (stored) return stored
-      }
+    // The answer commits with the changes it reports.
+    const answer = await transaction(db, (tx) => idempotent(tx, key, async () => {
       if (pending.length > 0) {
         const outcomes = await changeOrderStatuses(tx, actor, pending.map((p) => p.request), {
           onSplit: (orders, cause) => log.info({ orders, reason: (cause as Error).message }, 'set-based status update failed; retrying each half')
@@ -94,11 +93,9 @@ export async function updateOrderStatuses (db: Db, caller: Caller, items: unknow
           }
         })
       }
-      // The answer commits with the changes it reports.
-      if (key) await storeOutcome(tx, key, batchOutcome(items.length, errors, silent, unchanged))
-      return null
-    })
-    if (replay) return { ...replay, replayed: true }
+      return batchOutcome(items.length, errors, silent, unchanged)
+    }))
+    if (answer.replayed) return answer
   } catch (err) {
     // Whether a commit cut off by a lost connection happened cannot be learnt: 503, the retry is safe.
     if (err instanceof CommitOutcomeUnknownError || isRequestError(err)) throw err
