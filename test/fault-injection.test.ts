@@ -101,7 +101,9 @@ function sync (port: number, key: string, body: string, agent?: http.Agent): Pro
 }
 
 /** node:http, so a test decides about keep-alive sockets. */
-function request (port: number, options: http.RequestOptions, body?: string): Promise<{ status: number, body: any, socket?: unknown }> {
+function request (
+  port: number, options: http.RequestOptions, body?: string
+): Promise<{ status: number, body: any, socket?: unknown }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, ...options }, (res) => {
       const chunks: Buffer[] = []

@@ -27,7 +27,8 @@ t.test('a reason with NUL or a lone surrogate is that order\'s validation error;
     ]
   })
   const text = 'Reason must not contain NUL characters or unpaired surrogates'
-  t.same(res, { statusCode: 200, body: ok(2, [{ orderId: a, error: text }, { orderId: b, error: text }, { orderId: c, error: text }]) })
+  const errors = [{ orderId: a, error: text }, { orderId: b, error: text }, { orderId: c, error: text }]
+  t.same(res, { statusCode: 200, body: ok(2, errors) })
   t.equal(await orderStatus(database, a), 'ORDER_PLACED')
   t.equal(await orderStatus(database, d), 'ORDER_REJECTED_BY_SELLER', 'a well-formed emoji (a surrogate pair) is fine')
   const [history] = await database.sql`select reason from order_status_history where order_id = ${d}`

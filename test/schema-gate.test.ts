@@ -15,7 +15,14 @@ import { checkSchema, publish } from '../scripts/check-schema.js'
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const FILES = ['schema.graphql', 'schema/rest.json', 'schema/published/schema.graphql', 'schema/published/rest.json', 'CHANGELOG.md']
 
-function checkout (t: Test): { dir: string, edit: (file: string, change: (text: string) => string) => void, commit: (message: string) => void, gate: () => Promise<{ ok: boolean, out: string }> } {
+interface Checkout {
+  dir: string
+  edit: (file: string, change: (text: string) => string) => void
+  commit: (message: string) => void
+  gate: () => Promise<{ ok: boolean, out: string }>
+}
+
+function checkout (t: Test): Checkout {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'oxs-gate-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   for (const file of FILES) {

@@ -118,7 +118,8 @@ t.test('batch: one row per key (the last), sorted by key, columns split back exa
     { retailerSyncId: '', offerSyncId: 'A', outstandingQuantity: 9 }
   ]
   const batch = prepareSyncBatch(rows)
-  const keys = batch.retailerSyncIds.map((r, i) => [r, batch.shopSyncIds[i], batch.offerSyncIds[i], batch.quantities[i]])
+  const keys = batch.retailerSyncIds
+    .map((r, i) => [r, batch.shopSyncIds[i], batch.offerSyncIds[i], batch.quantities[i]])
   t.same(keys, [
     ['A', null, 'A', '8'],
     ['A', null, 'Z', '3'],

@@ -12,7 +12,13 @@ const PATH = '/v2/shipments/outstanding/sync-data'
 const OK_MESSAGE = 'Outstanding shipments synced successfully'
 const NOT_AN_ARRAY = 'Request body must be a non-empty JSON array of outstanding shipment records'
 
-interface Stored { seller_id: number, retailer_sync_id: string, shop_sync_id: string | null, offer_sync_id: string, outstanding_quantity: string }
+interface Stored {
+  seller_id: number
+  retailer_sync_id: string
+  shop_sync_id: string | null
+  offer_sync_id: string
+  outstanding_quantity: string
+}
 
 function put (app: FastifyInstance, key: string | null, payload: unknown, headers: Record<string, string> = {}) {
   return app.inject({
@@ -191,7 +197,8 @@ t.test('bad rows are reported by index with the field named; good rows are appli
   t.equal(res.statusCode, 200, 'bad rows never reject the request')
   const data = res.json().data
   t.match(data, { received: cases.length + 2, inserted: 2, failed: cases.length })
-  t.same(data.errors.map(({ index, error }: { index: number, error: string }) => ({ index, error })), cases.map(([, error], i) => ({ index: i + 1, error })))
+  t.same(data.errors.map(({ index, error }: { index: number, error: string }) => ({ index, error })),
+    cases.map(([, error], i) => ({ index: i + 1, error })))
   // Each row's code is that of its first sentence.
   const codeOf = (first: string): string => /^Row must be/.test(first)
     ? 'ROW_NOT_OBJECT'
@@ -208,14 +215,18 @@ t.test('the longest sync IDs, in 3-byte characters, fit the unique key', async (
   const res = await put(app, key, [{ retailerSyncId: id('日'), shopSyncId: id('本'), offerSyncId: id('語'), outstandingQuantity: 1 }])
   t.equal(res.statusCode, 200)
   t.match(res.json().data, { inserted: 1, failed: 0 })
-  t.same((await stored(database)).map((r) => [r.retailer_sync_id.length, r.shop_sync_id?.length, r.offer_sync_id.length]), [[200, 200, 200]])
+  const lengths = (await stored(database))
+    .map((r) => [r.retailer_sync_id.length, r.shop_sync_id?.length, r.offer_sync_id.length])
+  t.same(lengths, [[200, 200, 200]])
 })
 
 t.test('a request in which every row fails is still 200', async (t) => {
   const { app, database, key } = await setup(t)
   const res = await put(app, key, [{}, { retailerSyncId: 'R' }])
   t.equal(res.statusCode, 200)
-  t.match(res.json(), { error: false, status: true, message: OK_MESSAGE, data: { received: 2, inserted: 0, failed: 2 } })
+  t.match(res.json(), {
+    error: false, status: true, message: OK_MESSAGE, data: { received: 2, inserted: 0, failed: 2 }
+  })
   t.same(res.json().data.unmatched.retailerSyncIds, { count: 0, examples: [] })
   t.same(await stored(database), [])
 })
@@ -329,7 +340,8 @@ t.test('authentication: x-api-key with an API key of this environment', async (t
 
 t.test('request-level errors', async (t) => {
   const { app, key } = await setup(t)
-  const bad = (statusCode: number, message: string, code: string) => ({ error: true, status: false, statusCode, message, code })
+  const bad = (statusCode: number, message: string, code: string) =>
+    ({ error: true, status: false, statusCode, message, code })
   for (const body of ['', '   ', '[{', '[1,]', '[,1]', '[1 2]', '{"a":', '[] []', '[{"a":01}]', '[{"a":"\u0001"}]', 'nul', '[-]', '["\\x"]']) {
     const res = await put(app, key, body)
     t.equal(res.statusCode, 400, JSON.stringify(body))
@@ -380,7 +392,8 @@ t.test('body limit: 413 above the sync limit, other routes keep the small defaul
   const res = await put(app, key, tooLarge)
   t.equal(res.statusCode, 413, 'declared length above the limit')
   t.same(res.json(), expected)
-  const streamed = await put(app, key, Readable.from([Buffer.from(tooLarge.slice(0, 3000)), Buffer.from(tooLarge.slice(3000))]))
+  const chunks = [Buffer.from(tooLarge.slice(0, 3000)), Buffer.from(tooLarge.slice(3000))]
+  const streamed = await put(app, key, Readable.from(chunks))
   t.equal(streamed.statusCode, 413, 'chunked body counted as it streams')
   t.same(streamed.json(), expected)
   t.equal(streamed.headers.connection, 'close')

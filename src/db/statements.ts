@@ -13,7 +13,9 @@ import { executePrepared, postgresClientOf } from './driver-internals.js'
 
 const dialect = new PgDialect()
 
-export async function prepared<Row extends Record<string, unknown> = Record<string, unknown>> (tx: Tx, statement: SQL): Promise<Row[]> {
+export async function prepared<Row extends Record<string, unknown> = Record<string, unknown>> (
+  tx: Tx, statement: SQL
+): Promise<Row[]> {
   return executePrepared<Row>(tx, dialect.sqlToQuery(statement))
 }
 
