@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { badRequest } from '../errors.js'
 import { idempotencyKeyOf, requestFingerprint } from '../idempotency/idempotency-key.js'
-import { REPLAYED_HEADER } from './envelope.js'
 import type { ServiceMetrics } from '../metrics.js'
 import { MAX_ITEMS, StatusUpdateBodySchema, type BatchData } from '../status-update/schemas.js'
-import { OrderErrorText, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
+import { OrderErrors, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
 import { updateOrderStatuses } from '../status-update/update-batch.js'
-import { failure, success } from './envelope.js'
+import { failure, REPLAYED_HEADER, success } from './envelope.js'
 import { restEndpoints } from './rest-contract.js'
 
 /*
@@ -55,7 +54,7 @@ const statusUpdateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (replayed) reply.header(REPLAYED_HEADER, 'true')
     else countItems(app.metrics, data)
     // Spec 7.2: an invalid status value makes the whole answer a 400, still with every order's outcome.
-    if (invalidStatus) return reply.code(400).send(failure(400, OrderErrorText.invalidStatus, StatusUpdateCode.invalidStatus, data))
+    if (invalidStatus) return reply.code(400).send(failure(400, OrderErrors.invalidStatus.text, StatusUpdateCode.invalidStatus, data))
     return reply.code(200).send(success(StatusUpdateText.success, data))
   })
 }

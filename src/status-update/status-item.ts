@@ -1,7 +1,8 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { requestError, type ChangeRequest } from './plan-change.js'
 import { OrderIdSchema, StatusUpdateItemSchema, TargetStatusSchema } from './schemas.js'
-import { OrderErrorText } from './texts.js'
+import type { ItemError } from '../item-error.js'
+import { OrderErrors } from './texts.js'
 
 /*
  * One item of the batch, validated on its own with TypeBox's compiled checkers: a bad item becomes a
@@ -15,7 +16,7 @@ const statusCheck = TypeCompiler.Compile(TargetStatusSchema)
 
 export type ParsedItem =
   | { ok: true, request: ChangeRequest }
-  | { ok: false, orderId: number | null, error: string }
+  | { ok: false, orderId: number | null, error: ItemError }
 
 function isRecord (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -36,10 +37,10 @@ function orderIdOf (item: Record<string, unknown>): number | null {
  * where it counts as missing. Every check of an item runs here, once.
  */
 export function parseItem (raw: unknown): ParsedItem {
-  if (!isRecord(raw)) return { ok: false, orderId: null, error: OrderErrorText.itemNotObject }
+  if (!isRecord(raw)) return { ok: false, orderId: null, error: OrderErrors.itemNotObject }
   const orderId = itemCheck.Check(raw) ? Number(raw.Order_id) : orderIdOf(raw)
-  if (!statusCheck.Check(raw.Order_Status)) return { ok: false, orderId, error: OrderErrorText.invalidStatus }
-  if (orderId === null || !Number.isSafeInteger(orderId)) return { ok: false, orderId: null, error: OrderErrorText.badOrderId }
+  if (!statusCheck.Check(raw.Order_Status)) return { ok: false, orderId, error: OrderErrors.invalidStatus }
+  if (orderId === null || !Number.isSafeInteger(orderId)) return { ok: false, orderId: null, error: OrderErrors.badOrderId }
   const request: ChangeRequest = { orderId, toStatus: raw.Order_Status, reason: typeof raw.reason === 'string' ? raw.reason : null }
   const invalid = requestError(request)
   return invalid ? { ok: false, orderId, error: invalid } : { ok: true, request }
