@@ -190,3 +190,24 @@ t.test('every order failed: still 200', async (t) => {
   const res = await post(app, key, { order_status: [accept(111111111), reject(111111112, null)] })
   t.same(res, { statusCode: 200, body: ok(0, [failed(0, 111111111, OrderErrors.notFound), failed(1, 111111112, OrderErrors.reasonRequired)]) })
 })
+
+t.test('each per-order error carries its item\'s index: repeated orders, items without an id, mixed outcomes', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  const [a, b, c] = await shop.orders(3)
+  const items: unknown[] = [
+    accept(a), accept(a), reject(b, null), accept(b), accept(999999999), 'not an item', accept(a), complete(c), { Order_id: 'x', Order_Status: 'ORDER_ACCEPTED' }
+  ]
+  const res = await post(app, key, { order_status: items })
+  t.same(res.body, ok(4, [
+    failed(2, b, OrderErrors.reasonRequired),
+    failed(4, 999999999, OrderErrors.notFound),
+    failed(5, null, OrderErrors.itemNotObject),
+    failed(7, c, OrderErrors.cannotChange('ORDER_PLACED', 'ORDER_COMPLETED_BY_SELLER')),
+    failed(8, null, OrderErrors.badOrderId)
+  ], [a, a]))
+  const again = await post(app, key, { order_status: [reject(b, null), reject(b, null), accept(b)] })
+  t.same(again.body, ok(1, [failed(0, b, OrderErrors.reasonRequired), failed(1, b, OrderErrors.reasonRequired)], [b]),
+    'the same order failing twice: two errors, told apart by index')
+})
