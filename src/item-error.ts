@@ -22,7 +22,9 @@ export type ItemErrors<T extends Record<string, Entry>> = {
 
 /** The codes of a table's errors. */
 export type CodeOf<E> = {
-  [K in keyof E]: E[K] extends ItemError<infer C> ? C : E[K] extends (...args: never[]) => ItemError<infer C> ? C : never
+  [K in keyof E]: E[K] extends ItemError<infer C>
+    ? C
+    : E[K] extends (...args: never[]) => ItemError<infer C> ? C : never
 }[keyof E]
 
 export function itemErrors<const T extends Record<string, Entry>> (table: T): ItemErrors<T> {

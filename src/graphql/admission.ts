@@ -18,10 +18,14 @@ export const RULES: readonly ValidationRule[] = [...specifiedRules, DOCUMENT_LIM
 /** graphql's default: past this many, validate adds one error saying it stopped. */
 const MAX_VALIDATION_ERRORS = 100
 const MAX_VARIABLE_ERRORS = 50
-const TOO_COMPLEX = 'The document is too complex to validate (too many fields or fragments of the same name): simplify or split it'
+type Variables = Record<string, unknown> | null
+const TOO_COMPLEX = 'The document is too complex to validate (too many fields or fragments of the same name): ' +
+  'simplify or split it'
 
-/** Validation's errors, coded: every rule points at the document; an error that points nowhere is validate giving up. */
-function validationErrors (schema: GraphQLSchema, document: DocumentNode, rules: readonly ValidationRule[]): GraphQLError[] {
+/** Validation's errors, coded: every rule points into the document; an error pointing nowhere is validate giving up. */
+function validationErrors (
+  schema: GraphQLSchema, document: DocumentNode, rules: readonly ValidationRule[]
+): GraphQLError[] {
   const errors = validate(schema, document, rules, { maxErrors: MAX_VALIDATION_ERRORS })
   const last = errors.length > MAX_VALIDATION_ERRORS ? errors.length - 1 : -1
   return errors.map((error, i) => {
@@ -36,18 +40,24 @@ function validationErrors (schema: GraphQLSchema, document: DocumentNode, rules:
  * The input field each coercion error of a variable is about, in the order graphql reports them (it
  * gives the path only inside its text): a field when the bad value is one level inside the input object.
  */
-function invalidFields (schema: GraphQLSchema, definition: VariableDefinitionNode, inputs: Record<string, unknown>): Array<string | undefined> {
+function invalidFields (
+  schema: GraphQLSchema, definition: VariableDefinitionNode, inputs: Record<string, unknown>
+): Array<string | undefined> {
   const type = typeFromAST(schema, definition.type)
   const name = definition.variable.name.value
   if (!isInputType(type) || !Object.hasOwn(inputs, name)) return []
   if (inputs[name] === null && isNonNullType(type)) return []
   const fields: Array<string | undefined> = []
-  coerceInputValue(inputs[name], type, (path) => { fields.push(path.length === 1 && typeof path[0] === 'string' ? path[0] : undefined) })
+  coerceInputValue(inputs[name], type, (path) => {
+    fields.push(path.length === 1 && typeof path[0] === 'string' ? path[0] : undefined)
+  })
   return fields
 }
 
 /** The variables' coercion errors, each BAD_USER_INPUT, with the field when there is one. */
-function variableErrors (schema: GraphQLSchema, definitions: readonly VariableDefinitionNode[], inputs: Record<string, unknown>): GraphQLError[] {
+function variableErrors (
+  schema: GraphQLSchema, definitions: readonly VariableDefinitionNode[], inputs: Record<string, unknown>
+): GraphQLError[] {
   const coerced = getVariableValues(schema, definitions, inputs, { maxErrors: MAX_VARIABLE_ERRORS })
   if (!coerced.errors) return []
   const fields = new Map(definitions.map((d) => [d as unknown, invalidFields(schema, d, inputs)]))
@@ -88,7 +98,7 @@ export class RequestAdmission {
   }
 
   /** Throws DocumentRejected when the variables do not fit the operation's declared types. */
-  checkVariables (document: DocumentNode, operationName: string | null, variables: Record<string, unknown> | null): void {
+  checkVariables (document: DocumentNode, operationName: string | null, variables: Variables): void {
     // No such operation: execution reports it (coded as a document that cannot run).
     const operation = getOperationAST(document, operationName)
     if (!operation) return

@@ -10,7 +10,9 @@ export type GraphqlErrorCode =
   | 'BAD_REQUEST' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE' | 'TIMEOUT'
 
 /** The error with its code (and any other extensions), keeping where it points in the document. */
-export function withCode (error: GraphQLError, code: GraphqlErrorCode, message = error.message, extra: Record<string, unknown> = {}): GraphQLError {
+export function withCode (
+  error: GraphQLError, code: GraphqlErrorCode, message = error.message, extra: Record<string, unknown> = {}
+): GraphQLError {
   return new GraphQLError(message, {
     nodes: error.nodes,
     source: error.source,

@@ -75,10 +75,11 @@ function scan (source: Source): void {
 
 /** Whatever the lexer or the parser threw: the text is not a GraphQL document. */
 function parseFailed (err: unknown): GraphQLError {
+  const extensions = { code: 'GRAPHQL_PARSE_FAILED' }
   if (err instanceof GraphQLError) {
-    return new GraphQLError(err.message, { source: err.source, positions: err.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })
+    return new GraphQLError(err.message, { source: err.source, positions: err.positions, extensions })
   }
-  return new GraphQLError('Syntax Error: the document could not be read', { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })
+  return new GraphQLError('Syntax Error: the document could not be read', { extensions })
 }
 
 /** Parses GraphQL source text that passed the bounds; throws DocumentRejected otherwise. */

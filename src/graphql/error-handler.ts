@@ -9,7 +9,9 @@ import { sendGraphqlErrors } from './error-body.js'
  */
 
 /** Renders a request error (already one of src/errors.ts) as a GraphQL answer. */
-export function sendGraphqlRequestError (request: FastifyRequest, reply: FastifyReply, error: FastifyError): FastifyReply {
+export function sendGraphqlRequestError (
+  request: FastifyRequest, reply: FastifyReply, error: FastifyError
+): FastifyReply {
   const statusCode = error.statusCode!
   if (statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
   return sendGraphqlErrors(request, reply, statusCode, [{ message: error.message, extensions: { code: error.code } }])

@@ -69,11 +69,14 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
 
   async function run (request: FastifyRequest, reply: FastifyReply, params: GraphqlRequest): Promise<unknown> {
     const reject = (errors: readonly GraphQLError[]): FastifyReply => {
-      request.log.info({ codes: errors.map((e) => e.extensions.code), reason: errors[0]?.message.slice(0, 200) }, 'graphql request rejected')
+      const codes = errors.map((e) => e.extensions.code)
+      request.log.info({ codes, reason: errors[0]?.message.slice(0, 200) }, 'graphql request rejected')
       return sendGraphqlErrors(request, reply, 400, errors.map((e) => e.toJSON()))
     }
     const { query, variables, operationName } = params
-    if (typeof query !== 'string' || query.trim() === '') return reject([badRequest('The request body must contain a query')])
+    if (typeof query !== 'string' || query.trim() === '') {
+      return reject([badRequest('The request body must contain a query')])
+    }
     try {
       admission.checkVariables(admission.document(query), operationName ?? null, variables ?? null)
       request.graphqlOperationName = operationName ?? null

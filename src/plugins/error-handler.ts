@@ -52,7 +52,10 @@ export function requestErrorOf (error: FastifyError, request: FastifyRequest): F
 export function logRequestError (request: FastifyRequest, error: FastifyError, rendered: FastifyError): void {
   if (rendered.statusCode === 503) request.log.warn({ err: error }, 'database unavailable')
   else if (rendered.statusCode! >= 500) request.log.error({ err: error }, 'request failed')
-  else request.log.info({ code: error.code, statusCode: rendered.statusCode, reason: error.message.slice(0, 300) }, 'request rejected')
+  else {
+    const reason = error.message.slice(0, 300)
+    request.log.info({ code: error.code, statusCode: rendered.statusCode, reason }, 'request rejected')
+  }
 }
 
 function sendRest (_request: FastifyRequest, reply: FastifyReply, error: FastifyError): FastifyReply {

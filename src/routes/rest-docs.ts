@@ -85,7 +85,8 @@ function commonResponses (bodyLimit: number): Record<number, ResponseDoc> {
   }
 }
 
-const orderError = (index: number, orderId: number | null, { code, text }: ItemError) => ({ index, orderId, error: text, code })
+const orderError = (index: number, orderId: number | null, { code, text }: ItemError) =>
+  ({ index, orderId, error: text, code })
 
 function rowError (index: number, row: unknown): { index: number, error: string, code: string } {
   const checked = checkOutstandingShipmentRow(row)

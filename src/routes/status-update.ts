@@ -54,7 +54,9 @@ const statusUpdateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (replayed) reply.header(REPLAYED_HEADER, 'true')
     else countItems(app.metrics, data)
     // Spec 7.2: an invalid status value makes the whole answer a 400, still with every order's outcome.
-    if (invalidStatus) return reply.code(400).send(failure(400, OrderErrors.invalidStatus.text, StatusUpdateCode.invalidStatus, data))
+    if (invalidStatus) {
+      return reply.code(400).send(failure(400, OrderErrors.invalidStatus.text, StatusUpdateCode.invalidStatus, data))
+    }
     return reply.code(200).send(success(StatusUpdateText.success, data))
   })
 }

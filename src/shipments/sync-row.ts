@@ -64,9 +64,11 @@ export const RowErrors = itemErrors({
   retailerSyncId: ['INVALID_SYNC_ID', `retailerSyncId must be ${syncIdRule}`],
   shopSyncId: ['INVALID_SYNC_ID', `shopSyncId must be ${syncIdRule}, or null`],
   offerSyncId: ['INVALID_SYNC_ID', `offerSyncId must be ${syncIdRule}`],
-  quantity: ['INVALID_QUANTITY', 'outstandingQuantity must be a finite number of at least 0, or a numeric string such as "10.500"'],
+  quantity: ['INVALID_QUANTITY',
+    'outstandingQuantity must be a finite number of at least 0, or a numeric string such as "10.500"'],
   quantityTooLong: ['INVALID_QUANTITY', `outstandingQuantity must be at most ${QUANTITY_MAX_LENGTH} characters long`],
-  quantityOutOfRange: ['INVALID_QUANTITY', `outstandingQuantity is out of range (exponent beyond ±${QUANTITY_MAX_EXPONENT})`],
+  quantityOutOfRange: ['INVALID_QUANTITY',
+    `outstandingQuantity is out of range (exponent beyond ±${QUANTITY_MAX_EXPONENT})`],
   quantityNotFinite: ['INVALID_QUANTITY', 'outstandingQuantity must be a finite number'],
   quantityNegative: ['INVALID_QUANTITY', 'outstandingQuantity must not be negative'],
   unstorable: ['UNSTORABLE_TEXT', (field: Field) => unstorableTextRule(field)]

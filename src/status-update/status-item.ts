@@ -40,7 +40,9 @@ export function parseItem (raw: unknown): ParsedItem {
   if (!isRecord(raw)) return { ok: false, orderId: null, error: OrderErrors.itemNotObject }
   const orderId = itemCheck.Check(raw) ? Number(raw.Order_id) : orderIdOf(raw)
   if (!statusCheck.Check(raw.Order_Status)) return { ok: false, orderId, error: OrderErrors.invalidStatus }
-  if (orderId === null || !Number.isSafeInteger(orderId)) return { ok: false, orderId: null, error: OrderErrors.badOrderId }
+  if (orderId === null || !Number.isSafeInteger(orderId)) {
+    return { ok: false, orderId: null, error: OrderErrors.badOrderId }
+  }
   const request: ChangeRequest = { orderId, toStatus: raw.Order_Status, reason: typeof raw.reason === 'string' ? raw.reason : null }
   const invalid = requestError(request)
   return invalid ? { ok: false, orderId, error: invalid } : { ok: true, request }

@@ -20,7 +20,8 @@ export const OrderErrors = itemErrors({
   insufficientPoints: ['INSUFFICIENT_POINTS', 'Insufficient points to accept this order'],
   badOrderId: ['INVALID_ORDER_ID', 'Order_id must be a positive integer'],
   storageFailure: ['ORDER_NOT_UPDATED', 'Order could not be updated'],
-  cannotChange: ['TRANSITION_NOT_ALLOWED', (from: string, to: string) => `Cannot change order status from ${from} to ${to}`],
+  cannotChange: ['TRANSITION_NOT_ALLOWED',
+    (from: string, to: string) => `Cannot change order status from ${from} to ${to}`],
   itemNotObject: ['ITEM_NOT_OBJECT', 'Order status item must be an object']
 })
 

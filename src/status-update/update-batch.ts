@@ -50,7 +50,9 @@ export function parseItems (items: unknown[]): { pending: PendingItem[], errors:
 }
 
 /** The answer's data from the per-item errors, in item order. */
-export function batchOutcome (itemCount: number, errors: Map<number, FailedItem>, log: BatchLogger, unchangedOrderIds: number[] = []): BatchOutcome {
+export function batchOutcome (
+  itemCount: number, errors: Map<number, FailedItem>, log: BatchLogger, unchangedOrderIds: number[] = []
+): BatchOutcome {
   const ordered: OrderError[] = [...errors].sort(([a], [b]) => a - b)
     .map(([index, { orderId, error }]) => ({ index, orderId, error: error.text, code: error.code }))
   if (ordered.length > 0) log.info({ failed: ordered.length, errors: ordered.slice(0, LOGGED_ERRORS) }, 'order statuses not updated')

@@ -191,13 +191,14 @@ t.test('every order failed: still 200', async (t) => {
   t.same(res, { statusCode: 200, body: ok(0, [failed(0, 111111111, OrderErrors.notFound), failed(1, 111111112, OrderErrors.reasonRequired)]) })
 })
 
-t.test('each per-order error carries its item\'s index: repeated orders, items without an id, mixed outcomes', async (t) => {
+t.test('each per-order error carries its item\'s index: repeated orders, no id, mixed outcomes', async (t) => {
   const { app, database } = await build(t)
   const shop = await createShop(database)
   const key = await shop.apiKey()
   const [a, b, c] = await shop.orders(3)
   const items: unknown[] = [
-    accept(a), accept(a), reject(b, null), accept(b), accept(999999999), 'not an item', accept(a), complete(c), { Order_id: 'x', Order_Status: 'ORDER_ACCEPTED' }
+    accept(a), accept(a), reject(b, null), accept(b), accept(999999999), 'not an item', accept(a), complete(c),
+    { Order_id: 'x', Order_Status: 'ORDER_ACCEPTED' }
   ]
   const res = await post(app, key, { order_status: items })
   t.same(res.body, ok(4, [

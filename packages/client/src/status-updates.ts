@@ -36,7 +36,8 @@ export async function updateStatuses (transport: Transport, credentials: Credent
   const results: StatusChangeResult[] = []
   for (let start = 0; start < changes.length; start += chunkSize) {
     const chunk = changes.slice(start, start + chunkSize)
-    const items: StatusUpdateItem[] = chunk.map((change) => ({ Order_id: change.orderId, Order_Status: change.status, reason: change.reason ?? null }))
+    const items: StatusUpdateItem[] = chunk.map((change) =>
+      ({ Order_id: change.orderId, Order_Status: change.status, reason: change.reason ?? null }))
     const answer = await send(transport, {
       method: 'POST',
       path: '/v2/accounting/orders/update-status',
