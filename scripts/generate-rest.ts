@@ -6,7 +6,7 @@ import * as contract from '../src/routes/rest-contract.js'
 import { SyncDataSchema, SyncRequestSchema } from '../src/shipments/schemas.js'
 import { BatchDataSchema, StatusUpdateItemSchema } from '../src/status-update/schemas.js'
 import {
-  fieldRequiredText, fieldRule, OutstandingShipmentRecord, RowErrorCode, rowNotObjectText
+  OutstandingShipmentRecord, RowErrors
 } from '../src/shipments/sync-row.js'
 
 /*
@@ -114,12 +114,22 @@ export function clientRules (): string {
       required(row.retailerSyncId?.maxLength, 'SyncRow.retailerSyncId.maxLength')],
     ['QUANTITY_PATTERN', 'What an outstandingQuantity sent as text must match (SyncRow).',
       required(quantityText?.pattern, 'SyncRow.outstandingQuantity pattern')],
-    ['RowErrorCode', 'The code of a sync row\'s error (SyncData.errors[].code): that of its first broken field.',
-      RowErrorCode],
+    ['RowErrorCode', 'The code of a sync row\'s error (SyncData.errors[].code): that of its first broken field.', {
+      notAnObject: RowErrors.notAnObject.code,
+      missing: RowErrors.missing('retailerSyncId').code,
+      syncId: RowErrors.retailerSyncId.code,
+      quantity: RowErrors.quantity.code,
+      unstorable: RowErrors.unstorable('retailerSyncId').code
+    }],
     ['RowErrorText', 'The service\'s texts of the row errors a client can find before sending.', {
-      notAnObject: rowNotObjectText,
-      required: Object.fromEntries(fields.filter((f) => f !== 'shopSyncId').map((f) => [f, fieldRequiredText(f)])),
-      invalid: Object.fromEntries(fields.map((f) => [f, fieldRule[f]]))
+      notAnObject: RowErrors.notAnObject.text,
+      required: Object.fromEntries(fields.filter((f) => f !== 'shopSyncId').map((f) => [f, RowErrors.missing(f).text])),
+      invalid: {
+        retailerSyncId: RowErrors.retailerSyncId.text,
+        shopSyncId: RowErrors.shopSyncId.text,
+        offerSyncId: RowErrors.offerSyncId.text,
+        outstandingQuantity: RowErrors.quantity.text
+      }
     }]
   ]
   const body = constants.map(([name, doc, value]) => {

@@ -4,7 +4,8 @@ import { buildApp } from '../src/app.js'
 import { openDatabase } from '../src/db/client.js'
 import { build, memoryLogger, testConfig } from './helpers/build.js'
 import { credential, createSeller } from './helpers/fixtures.js'
-import { accept, createShop, ok, orderStatus, post, reject, URL as STATUS_URL } from './status-update/helpers.js'
+import { OrderErrors } from '../src/status-update/texts.js'
+import { accept, createShop, failed, ok, orderStatus, post, reject, URL as STATUS_URL } from './status-update/helpers.js'
 
 /*
  * Regression tests of the issue "Safe to expose" for the REST side: text the database cannot hold is a
@@ -26,8 +27,9 @@ t.test('a reason with NUL or a lone surrogate is that order\'s validation error;
       accept(e)
     ]
   })
-  const text = 'Reason must not contain NUL characters or unpaired surrogates'
-  const errors = [{ orderId: a, error: text }, { orderId: b, error: text }, { orderId: c, error: text }]
+  const unstorable = OrderErrors.reasonUnstorable
+  t.equal(unstorable.text, 'Reason must not contain NUL characters or unpaired surrogates')
+  const errors = [failed(0, a, unstorable), failed(1, b, unstorable), failed(2, c, unstorable)]
   t.same(res, { statusCode: 200, body: ok(2, errors) })
   t.equal(await orderStatus(database, a), 'ORDER_PLACED')
   t.equal(await orderStatus(database, d), 'ORDER_REJECTED_BY_SELLER', 'a well-formed emoji (a surrogate pair) is fine')
@@ -45,7 +47,7 @@ t.test('a storage failure is logged without the statement\'s parameters', async 
   // A history row whose reason trips a CHECK constraint: the write fails inside PostgreSQL.
   await database.sql`alter table order_status_history add constraint no_secrets check (reason is null or reason not like '%PARAM-SECRET%')`
   const res = await post(app, key, { order_status: [reject(a, 'PARAM-SECRET +91 98 7654 3210')] })
-  t.same(res.body, ok(0, [{ orderId: a, error: 'Order could not be updated' }]))
+  t.same(res.body, ok(0, [failed(0, a, OrderErrors.storageFailure)]))
   const errorLines = logs().split('\n').filter((l) => l.includes('"level":50'))
   t.ok(errorLines.length > 0, 'the failure is logged at error level')
   t.match(errorLines.join('\n'), /no_secrets/, 'with what failed')

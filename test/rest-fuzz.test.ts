@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { build } from './helpers/build.js'
 import { credential, seedDemo } from './helpers/fixtures.js'
 import { codeUnits, fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, send, type FuzzRequest } from './helpers/fuzz.js'
-import { OrderErrorText } from '../src/status-update/texts.js'
+import { OrderErrors } from '../src/status-update/texts.js'
 import { MAX_ITEMS } from '../src/status-update/schemas.js'
 
 /*
@@ -19,7 +19,7 @@ const pick = <T>(g: G, items: readonly T[]): T => items[g(fc.nat, items.length -
 const coin = (g: G, percent: number): boolean => g(fc.nat, 99) < percent
 
 const ENVELOPE_KEYS = ['error', 'status', 'statusCode', 'message']
-const PER_ORDER_TEXTS = new Set<string>(Object.values(OrderErrorText).filter((v) => typeof v === 'string'))
+const PER_ORDER_ERRORS = new Set<string>(Object.values(OrderErrors).flatMap((e) => typeof e === 'function' ? [] : [`${e.code} ${e.text}`]))
 const REQUEST_STATUSES = new Set([200, 400, 401, 405, 413, 415])
 
 /** Keys that break naive code: prototype names, JSON-looking, empty. */
@@ -156,8 +156,10 @@ t.test('fuzzed status updates: the envelope, counts that add up, no storage fail
       const items = (JSON.parse(body) as { order_status: unknown[] }).order_status
       if (reply.data.successful + reply.data.failed !== items.length) throw new Error(`counts ${reply.data.successful} + ${reply.data.failed} ≠ ${items.length}`)
       for (const e of reply.data.errors) {
-        if (!(PER_ORDER_TEXTS.has(e.error) || /^Cannot change order status from [A-Z_]+ to [A-Z_]+$/.test(e.error))) throw new Error(`unknown per-order error ${JSON.stringify(e)}`)
-        if (e.error === OrderErrorText.storageFailure) throw new Error(`bad input reached the database: ${body.slice(0, 400)}`)
+        const transition = e.code === 'TRANSITION_NOT_ALLOWED' && /^Cannot change order status from [A-Z_]+ to [A-Z_]+$/.test(e.error)
+        if (!(PER_ORDER_ERRORS.has(`${e.code} ${e.error}`) || transition)) throw new Error(`unknown per-order error ${JSON.stringify(e)}`)
+        if (e.code === OrderErrors.storageFailure.code) throw new Error(`bad input reached the database: ${body.slice(0, 400)}`)
+        if (!Number.isSafeInteger(e.index) || e.index < 0 || e.index >= items.length) throw new Error(`index ${JSON.stringify(e.index)}`)
         if (!(e.orderId === null || Number.isSafeInteger(e.orderId))) throw new Error(`orderId ${JSON.stringify(e.orderId)}`)
       }
     }

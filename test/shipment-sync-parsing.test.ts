@@ -100,8 +100,8 @@ t.test('numbers keep their source text; strings stay strings', async (t) => {
 t.test('rows: plain JS values (no number text) are accepted too', async (t) => {
   t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 0.5 }),
     { row: { retailerSyncId: 'R', shopSyncId: null, offerSyncId: 'O', outstandingQuantity: '0.5' } })
-  t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: -2 }), { error: 'outstandingQuantity must not be negative', code: 'INVALID_QUANTITY' })
-  t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: Number.NaN }), { error: 'outstandingQuantity must be a finite number', code: 'INVALID_QUANTITY' })
+  t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: -2 }), { error: { code: 'INVALID_QUANTITY', text: 'outstandingQuantity must not be negative' } })
+  t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: Number.NaN }), { error: { code: 'INVALID_QUANTITY', text: 'outstandingQuantity must be a finite number' } })
   t.same(checkOutstandingShipmentRow({ retailerSyncId: 'R', shopSyncId: undefined, offerSyncId: 'O', outstandingQuantity: '1' }).row?.shopSyncId, null)
 })
 

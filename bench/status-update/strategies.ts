@@ -3,7 +3,8 @@ import type { Db, Tx } from '../../src/db/client.js'
 import { changeOrderStatuses } from '../../src/status-update/change-statuses.js'
 import { lockDailyDeals, lockOrders, lockSeller } from '../../src/status-update/order-locks.js'
 import type { Actor } from '../../src/status-update/plan-change.js'
-import { OrderErrorText } from '../../src/status-update/texts.js'
+import type { ItemError } from '../../src/item-error.js'
+import { OrderErrors } from '../../src/status-update/texts.js'
 import { batchOutcome, parseItems, updateOrderStatuses, type BatchOutcome, type PendingItem } from '../../src/status-update/update-batch.js'
 
 /*
@@ -16,13 +17,15 @@ export type BatchStrategy = 'set-based' | 'savepoint-per-order' | 'transaction-p
 
 const silent = { info: () => {}, error: () => {} }
 
-async function changeOne (actor: Actor, p: PendingItem, atomically: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>): Promise<string | null> {
+async function changeOne (
+  actor: Actor, p: PendingItem, atomically: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>
+): Promise<ItemError | null> {
   try {
     const [outcome] = await atomically((tx) => changeOrderStatuses(tx, actor, [p.request]))
     if (outcome.kind === 'failed') throw outcome.cause
     return outcome.kind === 'error' ? outcome.error : null
   } catch {
-    return OrderErrorText.storageFailure
+    return OrderErrors.storageFailure
   }
 }
 
@@ -30,7 +33,9 @@ export async function updateOrderStatusesWith (strategy: BatchStrategy, db: Db, 
   if (strategy === 'set-based') return updateOrderStatuses(db, caller, items)
   const { pending, errors } = parseItems(items)
   const actor: Actor = { sellerId: caller.sellerId, credentialId: caller.credentialId, storeIds: caller.storeIds, source: 'api' }
-  const record = (p: PendingItem, error: string | null): void => { if (error) errors.set(p.index, { orderId: p.request.orderId, error }) }
+  const record = (p: PendingItem, error: ItemError | null): void => {
+    if (error) errors.set(p.index, { orderId: p.request.orderId, error })
+  }
   if (strategy === 'savepoint-per-order') {
     await db.transaction(async (tx) => {
       // Every lock up front, in the global order, as the set-based write takes them.

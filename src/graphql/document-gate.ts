@@ -27,19 +27,22 @@ export const MAX_NESTING = QUERY_DEPTH_LIMIT + 15
 
 export type GateCode = 'GRAPHQL_PARSE_FAILED' | 'QUERY_TOO_DEEP' | 'QUERY_TOO_COMPLEX'
 
-/** A document refused by the gate: a request-level GraphQL error with its code. */
+/**
+ * A request refused before it ran (by the gate here, by validation or variable coercion in admission.ts):
+ * its request-level GraphQL errors, each coded where it was raised.
+ */
 export class DocumentRejected extends Error {
   override name = 'DocumentRejected'
-  constructor (readonly error: GraphQLError) {
-    super(error.message)
+  constructor (readonly errors: readonly GraphQLError[]) {
+    super(errors[0]?.message ?? 'Document rejected')
   }
 }
 
 function rejected (message: string, code: GateCode, source?: Source, position?: number): DocumentRejected {
-  return new DocumentRejected(new GraphQLError(message, {
+  return new DocumentRejected([new GraphQLError(message, {
     ...(source && position !== undefined ? { source, positions: [position] } : {}),
     extensions: { code }
-  }))
+  })])
 }
 
 /** Counts tokens and nesting with the lexer alone; throws DocumentRejected on the first bound crossed. */
@@ -52,7 +55,7 @@ function scan (source: Source): void {
     try {
       token = lexer.advance()
     } catch (err) {
-      throw new DocumentRejected(withCode(err, 'GRAPHQL_PARSE_FAILED'))
+      throw new DocumentRejected([parseFailed(err)])
     }
     if (token.kind === TokenKind.EOF) return
     if (++tokens > MAX_TOKENS) {
@@ -70,11 +73,13 @@ function scan (source: Source): void {
   }
 }
 
-function withCode (err: unknown, code: GateCode): GraphQLError {
+/** Whatever the lexer or the parser threw: the text is not a GraphQL document. */
+function parseFailed (err: unknown): GraphQLError {
+  const extensions = { code: 'GRAPHQL_PARSE_FAILED' }
   if (err instanceof GraphQLError) {
-    return new GraphQLError(err.message, { source: err.source, positions: err.positions, extensions: { code } })
+    return new GraphQLError(err.message, { source: err.source, positions: err.positions, extensions })
   }
-  return new GraphQLError('Syntax Error: the document could not be read', { extensions: { code } })
+  return new GraphQLError('Syntax Error: the document could not be read', { extensions })
 }
 
 /** Parses GraphQL source text that passed the bounds; throws DocumentRejected otherwise. */
@@ -84,28 +89,7 @@ export function parseDocument (text: string): DocumentNode {
   try {
     return parse(source, { maxTokens: MAX_TOKENS })
   } catch (err) {
-    throw new DocumentRejected(withCode(err, 'GRAPHQL_PARSE_FAILED'))
-  }
-}
-
-/**
- * Source texts that passed the gate, most recent last: a client sends the same few documents over and
- * over, and a repeat costs one Map lookup instead of a lex and a parse.
- */
-export class DocumentGate {
-  private readonly accepted = new Map<string, true>()
-  constructor (private readonly capacity = 1024) {}
-
-  /** Throws DocumentRejected unless `text` is a bounded, parseable GraphQL document. */
-  admit (text: string): void {
-    if (this.accepted.has(text)) {
-      this.accepted.delete(text)
-      this.accepted.set(text, true)
-      return
-    }
-    parseDocument(text)
-    this.accepted.set(text, true)
-    if (this.accepted.size > this.capacity) this.accepted.delete(this.accepted.keys().next().value!)
+    throw new DocumentRejected([parseFailed(err)])
   }
 }
 

@@ -2,37 +2,22 @@ import { GraphQLError, type ExecutionResult, type FormattedExecutionResult } fro
 import type { FastifyBaseLogger } from 'fastify'
 import { isDatabaseTimeout, isDatabaseUnavailable } from '../db/unavailable.js'
 import { InvalidInputError, RequestError } from '../errors.js'
+import { withCode } from './coded-error.js'
 
 /*
  * Every GraphQL error leaves with an extensions.code a client can branch on, and nothing internal leaks:
  * an error the code did not throw on purpose (a lost database connection, a bug) is logged in full and
  * answered as "Internal server error". Authentication, JSON and body-size errors never get here: the
- * root error handler renders them (src/plugins/error-handler.ts).
+ * plugin's error handler renders them (error-body.ts).
  */
-
-export type GraphqlErrorCode =
-  | 'BAD_USER_INPUT' | 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED' | 'QUERY_TOO_DEEP' | 'QUERY_TOO_COMPLEX'
-  | 'BAD_REQUEST' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE' | 'TIMEOUT'
 
 interface Classified { error: GraphQLError, internal: boolean, unavailable: boolean }
 
-function withCode (error: GraphQLError, code: GraphqlErrorCode, message = error.message, extra: Record<string, unknown> = {}): GraphQLError {
-  return new GraphQLError(message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
-    extensions: { ...error.extensions, code, ...extra }
-  })
-}
-
-/** `Variable "$input" got invalid value "x" at "input.limit"; …` → limit (the OrderListInput field). */
-function variableField (message: string): Record<string, string> {
-  const m = /^Variable "\$\w+" got invalid value .* at "\w+\.(\w+)"/.exec(message)
-  return m ? { field: m[1] } : {}
-}
-
-/** A request-level error (parse, validation, depth, variables): the document never ran. */
+/**
+ * A request-level error that reached here uncoded (parse, validation and variables are coded where they
+ * are raised, admission.ts): Mercurius's own checks of the body, or execution refusing to start (no such
+ * operation). Either way the document never ran.
+ */
 function classifyRequestError (error: Error & { code?: string, validation?: unknown }): GraphQLError {
   const gql = error instanceof GraphQLError ? error : new GraphQLError(error.message)
   if (typeof gql.extensions.code === 'string') return gql
@@ -40,15 +25,6 @@ function classifyRequestError (error: Error & { code?: string, validation?: unkn
   if (error.code === 'MER_ERR_GQL_PERSISTED_QUERY_NOT_FOUND') return withCode(gql, 'BAD_REQUEST', 'The request body must contain a query')
   if (error.validation !== undefined) return withCode(gql, 'BAD_REQUEST', `Invalid request: ${error.message}`)
   if (error.code === 'MER_ERR_GQL_QUERY_DEPTH') return withCode(gql, 'QUERY_TOO_DEEP', error.message.replace(/^`|`$/g, ''))
-  if (error.message.startsWith('Syntax Error')) return withCode(gql, 'GRAPHQL_PARSE_FAILED')
-  // graphql's own work budget of its pairwise field comparison ran out: the document is the problem.
-  if (error.message === 'Validation aborted.') {
-    return withCode(gql, 'QUERY_TOO_COMPLEX', 'The document is too complex to validate (too many fields or fragments of the same name): simplify or split it')
-  }
-  // Values of $variables that do not fit their declared types name the variable and the field.
-  if (/^Variable "\$\w+" (got invalid value|of required type)/.test(error.message)) {
-    return withCode(gql, 'BAD_USER_INPUT', gql.message, variableField(gql.message))
-  }
   return withCode(gql, 'GRAPHQL_VALIDATION_FAILED')
 }
 

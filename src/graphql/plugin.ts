@@ -5,10 +5,11 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import mercurius, { type IResolvers, type MercuriusLoaders, type MercuriusOptions } from 'mercurius'
 import { assertParsed, MAX_TOKENS } from './document-gate.js'
 import { RETRY_AFTER_SECONDS } from '../errors.js'
+import { graphqlErrorHandler, sendGraphqlRequestError } from './error-handler.js'
 import { formatExecutionErrors } from './errors.js'
 import { DOCUMENT_LIMITS } from './limits.js'
 import { costLimitHook } from './cost-limit.js'
-import { registerGraphqlRoutes } from './route.js'
+import { GRAPHQL_PATH, registerGraphqlRoutes } from './route.js'
 import { resolvers } from './resolvers.js'
 
 /** schema.graphql at the project root is the source of truth; read once per app. */
@@ -51,6 +52,8 @@ export async function registerGraphql (app: FastifyInstance, options: MercuriusO
  * types from it); GraphiQL is not served.
  */
 const graphqlPlugin: FastifyPluginAsync = async (app) => {
+  app.setErrorHandler(graphqlErrorHandler)
+  app.renderRequestErrorsOn(GRAPHQL_PATH, sendGraphqlRequestError)
   app.addHook('onRequest', app.requireCredential('access-token', 'authorization'))
   app.decorateRequest('graphqlOperationName', null)
   app.decorateRequest('graphqlCost', null)

@@ -2,7 +2,9 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { GraphQLError } from 'graphql'
 import { graphqlContext } from './context.js'
-import { DocumentGate, DocumentRejected } from './document-gate.js'
+import { RequestAdmission } from './admission.js'
+import { DocumentRejected } from './document-gate.js'
+import { sendGraphqlErrors } from './error-body.js'
 import { formatRejectedRequest } from './errors.js'
 import { sendGraphql } from './media-type.js'
 import { PassThrough } from './pass-through.js'
@@ -10,7 +12,8 @@ import { PassThrough } from './pass-through.js'
 /*
  * POST (and GET, for queries) /v2/graphql: our own routes in front of Mercurius's executor, so that
  * what a request may carry is decided here. `query` must be GraphQL source text that passes the
- * document gate (bounded, parseable); only then does Mercurius see it (cache, validation, execution),
+ * document gate (bounded, parseable), validation and the coercion of its variables (admission.ts, which
+ * codes each error where it is raised); only then does Mercurius see it (cache, execution),
  * unless the pass-through (pass-through.ts) can answer it with PostgreSQL's own JSON text.
  */
 
@@ -58,21 +61,24 @@ function jsonObjectParam (name: string, text: string | undefined): Record<string
 }
 
 export function registerGraphqlRoutes (app: FastifyInstance): void {
-  const gate = new DocumentGate()
+  const admission = new RequestAdmission(app.graphql.schema)
   const passThrough = app.config.GRAPHQL_PASS_THROUGH ? new PassThrough(app.graphql.schema) : null
 
   // `application/graphql` carries the query text itself as the body.
   app.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) => { done(null, { query: body }) })
 
   async function run (request: FastifyRequest, reply: FastifyReply, params: GraphqlRequest): Promise<unknown> {
-    const reject = (error: GraphQLError): FastifyReply => {
-      request.log.info({ code: error.extensions.code, reason: error.message.slice(0, 200) }, 'graphql request rejected')
-      return sendGraphql(request, reply, 400, { data: null, errors: [error.toJSON()] }, true)
+    const reject = (errors: readonly GraphQLError[]): FastifyReply => {
+      const codes = errors.map((e) => e.extensions.code)
+      request.log.info({ codes, reason: errors[0]?.message.slice(0, 200) }, 'graphql request rejected')
+      return sendGraphqlErrors(request, reply, 400, errors.map((e) => e.toJSON()))
     }
     const { query, variables, operationName } = params
-    if (typeof query !== 'string' || query.trim() === '') return reject(badRequest('The request body must contain a query'))
+    if (typeof query !== 'string' || query.trim() === '') {
+      return reject([badRequest('The request body must contain a query')])
+    }
     try {
-      gate.admit(query)
+      admission.checkVariables(admission.document(query), operationName ?? null, variables ?? null)
       request.graphqlOperationName = operationName ?? null
       const context = graphqlContext(request)
       if (passThrough) {
@@ -86,12 +92,12 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
       // Mercurius set the status (errors.ts): 400 only when the document could not run (bad variables).
       return sendGraphql(request, reply, reply.statusCode, body, reply.statusCode === 400)
     } catch (err) {
-      if (err instanceof DocumentRejected) return reject(err.error)
+      if (err instanceof DocumentRejected) return reject(err.errors)
       const code = (err as { code?: unknown }).code
       if (typeof code === 'string' && code.startsWith('MER_ERR_GQL_')) {
         const { statusCode, response } = formatRejectedRequest(err as Error & { errors?: Error[] })
         request.log.info({ statusCode, errors: response.errors?.map((e) => e.message.slice(0, 200)) }, 'graphql request rejected')
-        return sendGraphql(request, reply, statusCode, response, true)
+        return sendGraphqlErrors(request, reply, statusCode, response.errors ?? [])
       }
       throw err
     }
@@ -105,7 +111,7 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
     try {
       params = { query: q.query, operationName: q.operationName, variables: jsonObjectParam('variables', q.variables), extensions: jsonObjectParam('extensions', q.extensions) }
     } catch (err) {
-      if (err instanceof RequestRejected) return sendGraphql(request, reply, 400, { data: null, errors: [err.error.toJSON()] }, true)
+      if (err instanceof RequestRejected) return sendGraphqlErrors(request, reply, 400, [err.error.toJSON()])
       throw err
     }
     return run(request, reply, params)

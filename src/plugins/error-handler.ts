@@ -2,18 +2,26 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isDatabaseTimeout, isDatabaseUnavailable } from '../db/unavailable.js'
 import { isRequestError, RequestError, RETRY_AFTER_SECONDS } from '../errors.js'
-import { graphqlErrorBody } from '../graphql/error-body.js'
-import { sendGraphql } from '../graphql/media-type.js'
-import { GRAPHQL_PATH } from '../graphql/route.js'
 import { failure } from '../routes/envelope.js'
 
 /*
- * One root error handler: every error becomes one of the request errors of src/errors.ts, rendered in
- * its endpoint's shape (the REST envelope, or a GraphQL error body on the GraphQL endpoint). Fastify's
+ * One root error handler: every error becomes one of the request errors of src/errors.ts, rendered as the
+ * REST envelope. An interface with another shape sets its own handler on its routes with the same rules
+ * (graphql/error-handler.ts), and claims its paths for the 404/405 answers here. Fastify's
  * own parser messages never leak through, and a 5xx says only "Internal server error" while the details
  * go to the log with the request id. A database that cannot be reached is a 503 with Retry-After, not a
  * 500: the client did nothing wrong and its retry will work once the database is back.
  */
+
+/** Renders a request error for a path whose routes answer in another shape than the REST envelope. */
+export type RequestErrorRenderer = (request: FastifyRequest, reply: FastifyReply, error: FastifyError) => FastifyReply
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Answers 404/405 on `path` (which has no route for the method) in that interface's own shape. */
+    renderRequestErrorsOn: (path: string, render: RequestErrorRenderer) => void
+  }
+}
 
 /** The request error an error stands for. */
 function asRequestError (error: FastifyError, bodyLimit: number): FastifyError {
@@ -35,15 +43,25 @@ function asRequestError (error: FastifyError, bodyLimit: number): FastifyError {
   return other
 }
 
-function isGraphqlRequest (request: FastifyRequest): boolean {
-  return request.url === GRAPHQL_PATH || request.url.startsWith(`${GRAPHQL_PATH}?`)
+/** The request error of an error raised while handling `request`. */
+export function requestErrorOf (error: FastifyError, request: FastifyRequest): FastifyError {
+  return asRequestError(error, request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit ?? 0)
 }
 
-function send (request: FastifyRequest, reply: FastifyReply, error: FastifyError): FastifyReply {
+/** Unreachable database: warn; a 5xx: the whole error; a client's mistake: one line. */
+export function logRequestError (request: FastifyRequest, error: FastifyError, rendered: FastifyError): void {
+  if (rendered.statusCode === 503) request.log.warn({ err: error }, 'database unavailable')
+  else if (rendered.statusCode! >= 500) request.log.error({ err: error }, 'request failed')
+  else {
+    const reason = error.message.slice(0, 300)
+    request.log.info({ code: error.code, statusCode: rendered.statusCode, reason }, 'request rejected')
+  }
+}
+
+function sendRest (_request: FastifyRequest, reply: FastifyReply, error: FastifyError): FastifyReply {
   const statusCode = error.statusCode!
   reply.code(statusCode)
   if (statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
-  if (isGraphqlRequest(request)) return sendGraphql(request, reply, statusCode, graphqlErrorBody(error.message, error.code), statusCode < 500)
   return reply.send(failure(statusCode, error.message, error.code))
 }
 
@@ -56,18 +74,19 @@ function allowedMethods (app: FastifyInstance, path: string): string[] {
 
 export default fp(async function errorHandlerPlugin (app) {
   app.setErrorHandler(function rootErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-    const bodyLimit = request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 0
-    const rendered = asRequestError(error, bodyLimit)
-    if (rendered.statusCode === 503) request.log.warn({ err: error }, 'database unavailable')
-    else if (rendered.statusCode! >= 500) request.log.error({ err: error }, 'request failed')
-    else request.log.info({ code: error.code, statusCode: rendered.statusCode, reason: error.message.slice(0, 300) }, 'request rejected')
-    return send(request, reply, rendered)
+    const rendered = requestErrorOf(error, request)
+    logRequestError(request, error, rendered)
+    return sendRest(request, reply, rendered)
   })
+
+  const renderers = new Map<string, RequestErrorRenderer>()
+  app.decorate('renderRequestErrorsOn', (path: string, render: RequestErrorRenderer) => { renderers.set(path, render) })
 
   // A path that exists with other methods: 405 with Allow (OPTIONS: 204 with Allow), as HTTP clients
   // expect; only a path that exists for no method is 404.
   app.setNotFoundHandler(function notFound (request, reply) {
     const path = request.url.split('?')[0]
+    const send = renderers.get(path) ?? sendRest
     const allowed = allowedMethods(app, path)
     if (allowed.length === 0) return send(request, reply, new RequestError.NotFound(request.method, path))
     const allow = [...allowed, 'OPTIONS'].join(', ')

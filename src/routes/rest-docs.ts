@@ -3,7 +3,8 @@ import { badRequest, RequestError } from '../errors.js'
 import { IdempotencyCode, IdempotencyText } from '../idempotency/idempotency-key.js'
 import { checkOutstandingShipmentRow } from '../shipments/sync-row.js'
 import { SyncCode, SyncText } from '../shipments/texts.js'
-import { OrderErrorText, orderErrorCode, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
+import type { ItemError } from '../item-error.js'
+import { OrderErrors, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
 import { failure, success } from './envelope.js'
 import { MAX_STATUS_ITEMS, MAX_SYNC_ROWS, type RequestFailure, type StatusUpdateRequest, type StatusUpdateResponse, type SyncResponse } from './rest-contract.js'
 
@@ -84,12 +85,13 @@ function commonResponses (bodyLimit: number): Record<number, ResponseDoc> {
   }
 }
 
-const orderError = (orderId: number | null, error: string) => ({ orderId, error, code: orderErrorCode(error) })
+const orderError = (index: number, orderId: number | null, { code, text }: ItemError) =>
+  ({ index, orderId, error: text, code })
 
 function rowError (index: number, row: unknown): { index: number, error: string, code: string } {
   const checked = checkOutstandingShipmentRow(row)
   if (checked.error === undefined) throw new Error('the example row must be one the service refuses')
-  return { index, error: checked.error, code: checked.code }
+  return { index, error: checked.error.text, code: checked.error.code }
 }
 
 export function restDocs (config: Config): { statusUpdate: EndpointDoc, shipmentSync: EndpointDoc } {
@@ -106,18 +108,18 @@ export function restDocs (config: Config): { statusUpdate: EndpointDoc, shipment
     successful: 3,
     failed: 2,
     errors: [
-      orderError(1, OrderErrorText.cannotChange('ORDER_REJECTED_BY_SELLER', 'ORDER_COMPLETED_BY_SELLER')),
-      orderError(999999, OrderErrorText.notFound)
+      orderError(3, 1, OrderErrors.cannotChange('ORDER_REJECTED_BY_SELLER', 'ORDER_COMPLETED_BY_SELLER')),
+      orderError(4, 999999, OrderErrors.notFound)
     ],
     unchangedOrderIds: []
   })
   const retried: StatusUpdateResponse = success(StatusUpdateText.success, { successful: 3, failed: 2, errors: processed.data.errors, unchangedOrderIds: [5, 9, 18] })
   const invalidStatus = {
     summary: 'An item asked for a status that is not one of the three (spec 7.2): 400, and every item is still reported',
-    value: failure(400, OrderErrorText.invalidStatus, StatusUpdateCode.invalidStatus, {
+    value: failure(400, OrderErrors.invalidStatus.text, StatusUpdateCode.invalidStatus, {
       successful: 1,
       failed: 1,
-      errors: [orderError(null, OrderErrorText.invalidStatus)],
+      errors: [orderError(1, null, OrderErrors.invalidStatus)],
       unchangedOrderIds: []
     })
   }

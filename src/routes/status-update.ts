@@ -3,7 +3,7 @@ import { badRequest } from '../errors.js'
 import type { ServiceMetrics } from '../metrics.js'
 import { withIdempotency } from '../plugins/idempotency.js'
 import { MAX_ITEMS, StatusUpdateBodySchema, type BatchData } from '../status-update/schemas.js'
-import { OrderErrorText, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
+import { OrderErrors, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
 import { updateOrderStatuses } from '../status-update/update-batch.js'
 import { failure, success } from './envelope.js'
 import { restEndpoints } from './rest-contract.js'
@@ -53,7 +53,9 @@ const statusUpdateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       (idempotency) => updateOrderStatuses(app.database.db, request.caller!, items, { log: request.log, idempotency }),
       (answer) => countItems(app.metrics, answer))
     // Spec 7.2: an invalid status value makes the whole answer a 400, still with every order's outcome.
-    if (invalidStatus) return reply.code(400).send(failure(400, OrderErrorText.invalidStatus, StatusUpdateCode.invalidStatus, data))
+    if (invalidStatus) {
+      return reply.code(400).send(failure(400, OrderErrors.invalidStatus.text, StatusUpdateCode.invalidStatus, data))
+    }
     return reply.code(200).send(success(StatusUpdateText.success, data))
   })
 }

@@ -45,7 +45,7 @@ export class SyncBatchBuilder {
     const index = this.received++
     const result = checkOutstandingShipmentRow(record)
     if (result.error !== undefined) {
-      this.errors.push({ index, error: result.error, code: result.code })
+      this.errors.push({ index, error: result.error.text, code: result.error.code })
       return
     }
     const { row } = result

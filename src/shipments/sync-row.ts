@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { isStorableText, unstorableTextRule } from '../db/storable-text.js'
 import { isPlainObject } from '../plain-object.js'
+import { itemErrors, type CodeOf, type ItemError } from '../item-error.js'
 import { JsonNumber, jsonValue } from './json-number-text.js'
 
 /*
@@ -51,31 +52,33 @@ export interface OutstandingShipmentRow {
   outstandingQuantity: string
 }
 
-/**
- * The code of a row's error (additive to the contract: `data.errors[].code`): that of its first broken
- * field, in field order; the text lists them all.
- */
-export const RowErrorCode = {
-  notAnObject: 'ROW_NOT_OBJECT',
-  missing: 'FIELD_REQUIRED',
-  syncId: 'INVALID_SYNC_ID',
-  quantity: 'INVALID_QUANTITY',
-  unstorable: 'UNSTORABLE_TEXT'
-} as const
-export type RowErrorCodeValue = (typeof RowErrorCode)[keyof typeof RowErrorCode]
-
-export type RowCheck = { row: OutstandingShipmentRow, error?: undefined } | { row?: undefined, error: string, code: RowErrorCodeValue }
-
 const syncIdRule = `a non-empty string of at most ${SYNC_ID_MAX_LENGTH} characters`
-/** What a field must be: the text of its error. These and the two below are generated into the client. */
-export const fieldRule: Record<Field, string> = {
-  retailerSyncId: `retailerSyncId must be ${syncIdRule}`,
-  shopSyncId: `shopSyncId must be ${syncIdRule}, or null`,
-  offerSyncId: `offerSyncId must be ${syncIdRule}`,
-  outstandingQuantity: 'outstandingQuantity must be a finite number of at least 0, or a numeric string such as "10.500"'
-}
-export const rowNotObjectText = 'Row must be a JSON object with retailerSyncId, offerSyncId and outstandingQuantity'
-export const fieldRequiredText = (field: Field): string => `${field} is required`
+
+/**
+ * A row's errors, one sentence each with its code (additive to the contract: `data.errors[].code`). A row
+ * with several broken fields gets every sentence, in field order, and the first one's code. Those a client
+ * can find before sending are generated into the client (scripts/generate-rest.ts).
+ */
+export const RowErrors = itemErrors({
+  notAnObject: ['ROW_NOT_OBJECT', 'Row must be a JSON object with retailerSyncId, offerSyncId and outstandingQuantity'],
+  notARecord: ['ROW_NOT_OBJECT', 'Row is not a valid outstanding shipment record'],
+  missing: ['FIELD_REQUIRED', (field: Field) => `${field} is required`],
+  retailerSyncId: ['INVALID_SYNC_ID', `retailerSyncId must be ${syncIdRule}`],
+  shopSyncId: ['INVALID_SYNC_ID', `shopSyncId must be ${syncIdRule}, or null`],
+  offerSyncId: ['INVALID_SYNC_ID', `offerSyncId must be ${syncIdRule}`],
+  quantity: ['INVALID_QUANTITY',
+    'outstandingQuantity must be a finite number of at least 0, or a numeric string such as "10.500"'],
+  quantityTooLong: ['INVALID_QUANTITY', `outstandingQuantity must be at most ${QUANTITY_MAX_LENGTH} characters long`],
+  quantityOutOfRange: ['INVALID_QUANTITY',
+    `outstandingQuantity is out of range (exponent beyond ±${QUANTITY_MAX_EXPONENT})`],
+  quantityNotFinite: ['INVALID_QUANTITY', 'outstandingQuantity must be a finite number'],
+  quantityNegative: ['INVALID_QUANTITY', 'outstandingQuantity must not be negative'],
+  unstorable: ['UNSTORABLE_TEXT', (field: Field) => unstorableTextRule(field)]
+})
+export type RowErrorCode = CodeOf<typeof RowErrors>
+export type RowError = ItemError<RowErrorCode>
+
+export type RowCheck = { row: OutstandingShipmentRow, error?: undefined } | { row?: undefined, error: RowError }
 
 /** Text the database would refuse or change: NUL (text columns cannot hold it) or a lone surrogate. */
 function badText (v: unknown): boolean {
@@ -83,21 +86,19 @@ function badText (v: unknown): boolean {
 }
 
 /** Why a numeric text that passed the grammar still cannot be stored as the same value, or null. */
-function quantityTextProblem (text: string): string | null {
-  if (text.length > QUANTITY_MAX_LENGTH) return `outstandingQuantity must be at most ${QUANTITY_MAX_LENGTH} characters long`
+function quantityTextProblem (text: string): RowError | null {
+  if (text.length > QUANTITY_MAX_LENGTH) return RowErrors.quantityTooLong
   const e = text.search(/[eE]/)
-  if (e >= 0 && Math.abs(Number(text.slice(e + 1))) > QUANTITY_MAX_EXPONENT) {
-    return `outstandingQuantity is out of range (exponent beyond ±${QUANTITY_MAX_EXPONENT})`
-  }
-  if (!Number.isFinite(Number(text))) return 'outstandingQuantity must be a finite number'
+  if (e >= 0 && Math.abs(Number(text.slice(e + 1))) > QUANTITY_MAX_EXPONENT) return RowErrors.quantityOutOfRange
+  if (!Number.isFinite(Number(text))) return RowErrors.quantityNotFinite
   // "-0.000" is zero and fine; "-1e-400" is negative although it reads as -0 in a double.
-  if (text.charCodeAt(0) === 0x2d && /[1-9]/.test(e >= 0 ? text.slice(0, e) : text)) return 'outstandingQuantity must not be negative'
+  if (text.charCodeAt(0) === 0x2d && /[1-9]/.test(e >= 0 ? text.slice(0, e) : text)) return RowErrors.quantityNegative
   return null
 }
 
 /** Checks one element of the request array; an absent shopSyncId is read as null (the same key). */
 export function checkOutstandingShipmentRow (raw: unknown): RowCheck {
-  if (!isPlainObject(raw)) return { error: rowNotObjectText, code: RowErrorCode.notAnObject }
+  if (!isPlainObject(raw)) return { error: RowErrors.notAnObject }
   const quantity = jsonValue(raw.outstandingQuantity)
   const candidate: Record<string, unknown> = {
     retailerSyncId: jsonValue(raw.retailerSyncId),
@@ -124,22 +125,22 @@ export function checkOutstandingShipmentRow (raw: unknown): RowCheck {
 }
 
 /** Every broken field of a row, in field order, one sentence each; the code is the first one's. */
-function explain (candidate: Record<string, unknown>, quantityText: unknown): { error: string, code: RowErrorCodeValue } {
-  const problems: Array<[string, RowErrorCodeValue]> = []
+function explain (candidate: Record<string, unknown>, quantityText: unknown): { error: RowError } {
+  const problems: RowError[] = []
   for (const field of FIELDS) {
     const value = candidate[field]
     if (value === undefined) {
-      if (field !== 'shopSyncId') problems.push([fieldRequiredText(field), RowErrorCode.missing])
+      if (field !== 'shopSyncId') problems.push(RowErrors.missing(field))
     } else if (field === 'outstandingQuantity') {
       const numeric = typeof value === 'number' || (typeof value === 'string' && NUMERIC.test(value))
-      const problem = numeric ? quantityTextProblem(quantityText as string) : fieldRule[field]
-      if (problem) problems.push([problem, RowErrorCode.quantity])
+      const problem = numeric ? quantityTextProblem(quantityText as string) : RowErrors.quantity
+      if (problem) problems.push(problem)
     } else if (!checkField[field].Check(value)) {
-      problems.push([fieldRule[field], RowErrorCode.syncId])
+      problems.push(RowErrors[field])
     } else if (badText(value)) {
-      problems.push([unstorableTextRule(field), RowErrorCode.unstorable])
+      problems.push(RowErrors.unstorable(field))
     }
   }
-  if (problems.length === 0) return { error: 'Row is not a valid outstanding shipment record', code: RowErrorCode.notAnObject }
-  return { error: problems.map(([text]) => text).join('; '), code: problems[0]![1] }
+  if (problems.length === 0) return { error: RowErrors.notARecord }
+  return { error: { code: problems[0]!.code, text: problems.map((p) => p.text).join('; ') } }
 }

@@ -28,6 +28,6 @@ export async function autoRejectOrder (db: Db, orderId: number, change = changeO
     reason: AUTO_REJECT_REASON,
     onlyFrom: 'ORDER_PLACED'
   }))
-  if (!result.ok) throw new Error(`auto-rejection of order ${orderId} failed: ${result.error}`)
+  if (!result.ok) throw new Error(`auto-rejection of order ${orderId} failed: ${result.error.text}`)
   return result.changed ? 'rejected' : 'already-moved'
 }

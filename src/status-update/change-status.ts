@@ -1,5 +1,6 @@
 import type { Tx } from '../db/client.js'
 import type { OrderStatus } from '../db/schema.js'
+import type { ItemError } from '../item-error.js'
 import { changeOrderStatuses } from './change-statuses.js'
 import { requestError, type Actor } from './plan-change.js'
 import type { TargetStatus } from './state-machine.js'
@@ -13,11 +14,11 @@ export interface ChangeOrderStatusInput extends Actor {
   onlyFrom?: OrderStatus
 }
 
-export type ChangeOrderStatusResult = { ok: true, changed: boolean } | { ok: false, error: string }
+export type ChangeOrderStatusResult = { ok: true, changed: boolean } | { ok: false, error: ItemError }
 
 /**
  * One order's change on the caller's transaction: the set-based change of a batch of one. `{ ok: false }`
- * carries the per-order error text of decisions.md. A storage failure is thrown, not returned: the
+ * carries the per-order error of decisions.md (its code and text). A storage failure is thrown, not returned: the
  * caller's transaction decides what it means (a worker job retries).
  */
 export async function changeOrderStatus (tx: Tx, input: ChangeOrderStatusInput): Promise<ChangeOrderStatusResult> {

@@ -1,5 +1,6 @@
 import type { Tx } from '../db/client.js'
 import type { OrderStatus } from '../db/schema.js'
+import type { ItemError } from '../item-error.js'
 import { applyChanges } from './apply-changes.js'
 import { lockDailyDeals, lockOrders, lockSeller, OrderLockTimeout, type LockedOrder, type LockedSeller } from './order-locks.js'
 import { decideChange, recordPlanned, sellerState, type Actor, type ChangeRequest, type PlannedChange } from './plan-change.js'
@@ -22,7 +23,7 @@ export type ChangeOutcome =
   | { kind: 'changed' }
   /** Already in that status (a retry), or not in `onlyFrom` any more: nothing done, not an error. */
   | { kind: 'unchanged' }
-  | { kind: 'error', error: string }
+  | { kind: 'error', error: ItemError }
   /** Its write failed in the database; `cause` says why (for the log, never for the client). */
   | { kind: 'failed', cause: unknown }
 

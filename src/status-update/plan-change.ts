@@ -3,7 +3,8 @@ import { isStorableText } from '../db/storable-text.js'
 import type { LockedOrder, LockedSeller } from './order-locks.js'
 import { takeRateCents, toCents } from './points.js'
 import { canTransition, isTargetStatus, type TargetStatus } from './state-machine.js'
-import { OrderErrorText } from './texts.js'
+import type { ItemError } from '../item-error.js'
+import { OrderErrors } from './texts.js'
 
 /*
  * Deciding what one requested change does, from rows already read under lock. Pure: every order is
@@ -45,7 +46,7 @@ export interface PlannedChange {
 }
 
 export type Decision =
-  | { kind: 'error', error: string }
+  | { kind: 'error', error: ItemError }
   | { kind: 'unchanged' }
   | { kind: 'change', change: PlannedChange }
 
@@ -57,15 +58,15 @@ export function sellerState (seller: LockedSeller): SellerState {
  * What can be said of a request before reading any row, checked once where a request is made (a batch
  * item, the one-order change); the decisions below take it as given.
  */
-export function requestError (request: ChangeRequest): string | null {
-  if (!Number.isSafeInteger(request.orderId) || request.orderId < 1) return OrderErrorText.badOrderId
-  if (!isTargetStatus(request.toStatus)) return OrderErrorText.invalidStatus
+export function requestError (request: ChangeRequest): ItemError | null {
+  if (!Number.isSafeInteger(request.orderId) || request.orderId < 1) return OrderErrors.badOrderId
+  if (!isTargetStatus(request.toStatus)) return OrderErrors.invalidStatus
   if (request.toStatus === 'ORDER_REJECTED_BY_SELLER' && (request.reason === null || request.reason.trim() === '')) {
-    return OrderErrorText.reasonRequired
+    return OrderErrors.reasonRequired
   }
   // Stored in the history (and sent in notifications) for any status: text the database cannot hold
   // is the client's mistake, not a storage failure.
-  if (request.reason !== null && !isStorableText(request.reason)) return OrderErrorText.reasonUnstorable
+  if (request.reason !== null && !isStorableText(request.reason)) return OrderErrors.reasonUnstorable
   return null
 }
 
@@ -77,19 +78,19 @@ export function requestError (request: ChangeRequest): string | null {
 export function decideChange (
   request: ChangeRequest, order: LockedOrder | undefined, seller: SellerState | undefined, storeIds: number[] | null
 ): Decision {
-  if (!order) return { kind: 'error', error: OrderErrorText.notFound }
-  if (storeIds !== null && !storeIds.includes(order.storeId)) return { kind: 'error', error: OrderErrorText.notAuthorized }
+  if (!order) return { kind: 'error', error: OrderErrors.notFound }
+  if (storeIds !== null && !storeIds.includes(order.storeId)) return { kind: 'error', error: OrderErrors.notAuthorized }
   // A retry of a change already made succeeds and does nothing (no second deduction, refund or message).
   if (order.status === request.toStatus) return { kind: 'unchanged' }
   if (!canTransition(order.status, request.toStatus)) {
-    return { kind: 'error', error: OrderErrorText.cannotChange(order.status, request.toStatus) }
+    return { kind: 'error', error: OrderErrors.cannotChange(order.status, request.toStatus) }
   }
   const reason = request.reason !== null && request.reason.trim() !== '' ? request.reason.trim() : null
   let points: PlannedChange['points'] = null
   if (request.toStatus === 'ORDER_ACCEPTED') {
-    if (!seller || !seller.active) return { kind: 'error', error: OrderErrorText.notEligible }
+    if (!seller || !seller.active) return { kind: 'error', error: OrderErrors.notEligible }
     const cents = takeRateCents(seller.takeRate, order.orderTotalFinal)
-    if (seller.balanceCents < cents) return { kind: 'error', error: OrderErrorText.insufficientPoints }
+    if (seller.balanceCents < cents) return { kind: 'error', error: OrderErrors.insufficientPoints }
     points = { cents, balanceAfterCents: seller.balanceCents - cents }
   }
   return { kind: 'change', change: { order, fromStatus: order.status, toStatus: request.toStatus, reason, points } }

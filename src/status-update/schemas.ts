@@ -41,6 +41,9 @@ export const StatusUpdateBodySchema = Type.Object({
 })
 
 export const OrderErrorSchema = Type.Object({
+  // Additive (not in spec 4.2): which item failed, so a client lines results up with what it sent
+  // even when an order appears twice or an item has no usable id.
+  index: Type.Integer({ minimum: 0, description: 'Position of the item in order_status, from 0' }),
   orderId: Type.Union([Type.Integer(), Type.Null()], { description: 'Null when the item carried no usable Order_id' }),
   error: Type.String({ description: 'One of the texts of spec 7.2 / decisions.md' }),
   // Additive (not in spec 4.2): the text's code, for clients that branch on it (README "Error codes").

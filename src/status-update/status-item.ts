@@ -2,7 +2,8 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { isPlainObject } from '../plain-object.js'
 import { requestError, type ChangeRequest } from './plan-change.js'
 import { OrderIdSchema, StatusUpdateItemSchema, TargetStatusSchema } from './schemas.js'
-import { OrderErrorText } from './texts.js'
+import type { ItemError } from '../item-error.js'
+import { OrderErrors } from './texts.js'
 
 /*
  * One item of the batch, validated on its own with TypeBox's compiled checkers: a bad item becomes a
@@ -16,7 +17,7 @@ const statusCheck = TypeCompiler.Compile(TargetStatusSchema)
 
 export type ParsedItem =
   | { ok: true, request: ChangeRequest }
-  | { ok: false, orderId: number | null, error: string }
+  | { ok: false, orderId: number | null, error: ItemError }
 
 /** The order id of an item, or null when it has none usable (string ids beyond 2^53 are refused). */
 function orderIdOf (item: Record<string, unknown>): number | null {
@@ -33,10 +34,12 @@ function orderIdOf (item: Record<string, unknown>): number | null {
  * where it counts as missing. Every check of an item runs here, once.
  */
 export function parseItem (raw: unknown): ParsedItem {
-  if (!isPlainObject(raw)) return { ok: false, orderId: null, error: OrderErrorText.itemNotObject }
+  if (!isPlainObject(raw)) return { ok: false, orderId: null, error: OrderErrors.itemNotObject }
   const orderId = itemCheck.Check(raw) ? Number(raw.Order_id) : orderIdOf(raw)
-  if (!statusCheck.Check(raw.Order_Status)) return { ok: false, orderId, error: OrderErrorText.invalidStatus }
-  if (orderId === null || !Number.isSafeInteger(orderId)) return { ok: false, orderId: null, error: OrderErrorText.badOrderId }
+  if (!statusCheck.Check(raw.Order_Status)) return { ok: false, orderId, error: OrderErrors.invalidStatus }
+  if (orderId === null || !Number.isSafeInteger(orderId)) {
+    return { ok: false, orderId: null, error: OrderErrors.badOrderId }
+  }
   const request: ChangeRequest = { orderId, toStatus: raw.Order_Status, reason: typeof raw.reason === 'string' ? raw.reason : null }
   const invalid = requestError(request)
   return invalid ? { ok: false, orderId, error: invalid } : { ok: true, request }

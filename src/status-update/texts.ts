@@ -1,57 +1,29 @@
 import { unstorableTextRule } from '../db/storable-text.js'
+import { itemErrors } from '../item-error.js'
 
 /*
  * The status update's texts, each written once: clients match on them letter for letter (spec 4.2, 7.1,
  * 7.2 and decisions.md "Status update"). Change one only with the contract.
  */
 
-/** Per-order errors, in data.errors[].error. */
-export const OrderErrorText = {
-  notFound: 'Order not found in system',
-  invalidStatus: 'Invalid order status',
-  reasonRequired: 'Reason is required when rejecting an order',
-  reasonUnstorable: unstorableTextRule('Reason'),
-  notAuthorized: 'Seller is not authorized to update this order',
-  notEligible: 'Seller is not eligible to accept orders',
-  insufficientPoints: 'Insufficient points to accept this order',
-  badOrderId: 'Order_id must be a positive integer',
-  storageFailure: 'Order could not be updated',
-  cannotChange: (from: string, to: string) => `Cannot change order status from ${from} to ${to}`,
-  itemNotObject: 'Order status item must be an object'
-} as const
-
 /**
- * A machine-readable code beside each per-order text (additive to the contract: `data.errors[].code`),
- * so a client branches on the code and shows the text. One code per text; README "Error codes".
+ * Per-order errors: the text (data.errors[].error) and, additive to the contract, the code beside it
+ * (data.errors[].code) that a client branches on. One code per text; README "Error codes".
  */
-export const OrderErrorCode = {
-  notFound: 'ORDER_NOT_FOUND',
-  invalidStatus: 'INVALID_STATUS',
-  reasonRequired: 'REASON_REQUIRED',
-  reasonUnstorable: 'REASON_UNSTORABLE',
-  notAuthorized: 'ORDER_NOT_AUTHORIZED',
-  notEligible: 'SELLER_NOT_ELIGIBLE',
-  insufficientPoints: 'INSUFFICIENT_POINTS',
-  badOrderId: 'INVALID_ORDER_ID',
-  storageFailure: 'ORDER_NOT_UPDATED',
-  cannotChange: 'TRANSITION_NOT_ALLOWED',
-  itemNotObject: 'ITEM_NOT_OBJECT'
-} as const satisfies Record<keyof typeof OrderErrorText, string>
-export type OrderErrorCodeValue = (typeof OrderErrorCode)[keyof typeof OrderErrorCode]
-
-const CANNOT_CHANGE = OrderErrorText.cannotChange('\u0000', '\u0000').split('\u0000')[0]!
-const codeByText = new Map<string, OrderErrorCodeValue>(
-  (Object.keys(OrderErrorText) as Array<keyof typeof OrderErrorText>)
-    .filter((key) => typeof OrderErrorText[key] === 'string')
-    .map((key) => [OrderErrorText[key] as string, OrderErrorCode[key]])
-)
-
-/** The code of a per-order error text. */
-export function orderErrorCode (text: string): OrderErrorCodeValue {
-  const code = codeByText.get(text) ?? (text.startsWith(CANNOT_CHANGE) ? OrderErrorCode.cannotChange : undefined)
-  if (code === undefined) throw new Error(`no code for the order error ${JSON.stringify(text)}`)
-  return code
-}
+export const OrderErrors = itemErrors({
+  notFound: ['ORDER_NOT_FOUND', 'Order not found in system'],
+  invalidStatus: ['INVALID_STATUS', 'Invalid order status'],
+  reasonRequired: ['REASON_REQUIRED', 'Reason is required when rejecting an order'],
+  reasonUnstorable: ['REASON_UNSTORABLE', unstorableTextRule('Reason')],
+  notAuthorized: ['ORDER_NOT_AUTHORIZED', 'Seller is not authorized to update this order'],
+  notEligible: ['SELLER_NOT_ELIGIBLE', 'Seller is not eligible to accept orders'],
+  insufficientPoints: ['INSUFFICIENT_POINTS', 'Insufficient points to accept this order'],
+  badOrderId: ['INVALID_ORDER_ID', 'Order_id must be a positive integer'],
+  storageFailure: ['ORDER_NOT_UPDATED', 'Order could not be updated'],
+  cannotChange: ['TRANSITION_NOT_ALLOWED',
+    (from: string, to: string) => `Cannot change order status from ${from} to ${to}`],
+  itemNotObject: ['ITEM_NOT_OBJECT', 'Order status item must be an object']
+})
 
 /** Request-level messages of the envelope. */
 export const StatusUpdateText = {

@@ -7,7 +7,8 @@ import { changeOrderStatuses } from './change-statuses.js'
 import type { ChangeRequest } from './plan-change.js'
 import type { BatchData, OrderError } from './schemas.js'
 import { parseItem } from './status-item.js'
-import { OrderErrorText, orderErrorCode } from './texts.js'
+import type { ItemError } from '../item-error.js'
+import { OrderErrors } from './texts.js'
 
 /*
  * The batch of POST /v2/accounting/orders/update-status. Every item is independent: a bad item, an
@@ -33,12 +34,12 @@ const silent: BatchLogger = { info: () => {}, error: () => {} }
 /** Per-order errors are logged in one line per batch, capped so a huge failed batch stays readable. */
 const LOGGED_ERRORS = 50
 
-/** An item's error before its code is added (batchOutcome adds it from the text). */
-export type ItemError = Omit<OrderError, 'code'>
+/** A failed item's order (null when it had no usable id) and its error; its place is the map's key. */
+export interface FailedItem { orderId: number | null, error: ItemError }
 
 /** Splits a batch into the items to apply and the per-item errors found without reading anything. */
-export function parseItems (items: unknown[]): { pending: PendingItem[], errors: Map<number, ItemError> } {
-  const errors = new Map<number, ItemError>()
+export function parseItems (items: unknown[]): { pending: PendingItem[], errors: Map<number, FailedItem> } {
+  const errors = new Map<number, FailedItem>()
   const pending: PendingItem[] = []
   items.forEach((raw, index) => {
     const parsed = parseItem(raw)
@@ -49,15 +50,18 @@ export function parseItems (items: unknown[]): { pending: PendingItem[], errors:
 }
 
 /** The answer's data from the per-item errors, in item order. */
-export function batchOutcome (itemCount: number, errors: Map<number, ItemError>, log: BatchLogger, unchangedOrderIds: number[] = []): BatchOutcome {
-  const ordered: OrderError[] = [...errors].sort(([a], [b]) => a - b).map(([, e]) => ({ ...e, code: orderErrorCode(e.error) }))
+export function batchOutcome (
+  itemCount: number, errors: Map<number, FailedItem>, log: BatchLogger, unchangedOrderIds: number[] = []
+): BatchOutcome {
+  const ordered: OrderError[] = [...errors].sort(([a], [b]) => a - b)
+    .map(([index, { orderId, error }]) => ({ index, orderId, error: error.text, code: error.code }))
   if (ordered.length > 0) log.info({ failed: ordered.length, errors: ordered.slice(0, LOGGED_ERRORS) }, 'order statuses not updated')
   return {
     successful: itemCount - ordered.length,
     failed: ordered.length,
     errors: ordered,
     unchangedOrderIds,
-    invalidStatus: ordered.some((e) => e.error === OrderErrorText.invalidStatus)
+    invalidStatus: ordered.some((e) => e.code === OrderErrors.invalidStatus.code)
   }
 }
 
@@ -89,7 +93,7 @@ export async function updateOrderStatuses (
           if (outcome.kind === 'error') errors.set(p.index, { orderId: p.request.orderId, error: outcome.error })
           if (outcome.kind === 'failed') {
             log.error({ err: outcome.cause, orderId: p.request.orderId }, 'order status could not be written')
-            errors.set(p.index, { orderId: p.request.orderId, error: OrderErrorText.storageFailure })
+            errors.set(p.index, { orderId: p.request.orderId, error: OrderErrors.storageFailure })
           }
         })
       }
@@ -102,7 +106,7 @@ export async function updateOrderStatuses (
     // The batch's own transaction failed (lost connection, failed commit): nothing of it was written.
     log.error({ err }, 'status update batch could not be written')
     unchanged.length = 0
-    for (const p of pending) errors.set(p.index, { orderId: p.request.orderId, error: OrderErrorText.storageFailure })
+    for (const p of pending) errors.set(p.index, { orderId: p.request.orderId, error: OrderErrors.storageFailure })
   }
   return batchOutcome(items.length, errors, log, unchanged)
 }

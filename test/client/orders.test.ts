@@ -130,7 +130,7 @@ t.test('a 2,500-item status batch goes out in chunks; one result per item, in in
   t.same(again.map((r) => r.outcome), expected.slice(0, 10).map((e) => e.outcome === 'changed' ? 'unchanged' : e.outcome), 'sent again: what changed is now unchanged')
 })
 
-t.test('an order asked for twice goes in separate requests, in order; an invalid status is a result', async (t) => {
+t.test('an order asked for twice goes in one request, lined up by index; an invalid status is a result', async (t) => {
   const served = await serve(t, { orders: 60 })
   const requests: unknown[] = []
   const client = createClient({
@@ -145,12 +145,37 @@ t.test('an order asked for twice goes in separate requests, in order; an invalid
     { orderId: id, status: 'ORDER_COMPLETED_BY_SELLER' },
     { orderId: id, status: 'SHIPPED' as 'ORDER_ACCEPTED' }
   ])
-  t.equal(requests.length, 3, 'one request per repeat of the order')
+  t.equal(requests.length, 1, 'one request: the service reports each failed item by its index')
   t.same(results, [
     { index: 0, orderId: id, outcome: 'changed' },
     { index: 1, orderId: id, outcome: 'changed' },
     { index: 2, orderId: id, outcome: 'error', error: 'Invalid order status', code: 'INVALID_STATUS' }
   ], 'the 400 invalid-status answer (spec 7.2) is a result for its item')
+})
+
+t.test('a repeated order with an error between: each result at its own index', async (t) => {
+  const served = await serve(t, { orders: 60 })
+  let requests = 0
+  const client = createClient({
+    baseUrl: served.baseUrl,
+    apiKey: served.apiKey,
+    fetch: async (input, init) => { requests++; return fetch(input, init) }
+  })
+  const [placed] = await served.database.sql`select id from orders where seller_id = 1 and not is_deleted and status = 'ORDER_PLACED' order by id limit 1`
+  const id = Number(placed!.id)
+  const results = await client.orders.updateStatuses([
+    { orderId: id, status: 'ORDER_ACCEPTED' },
+    { orderId: id, status: 'ORDER_REJECTED_BY_SELLER' },
+    { orderId: 'ERP-1', status: 'ORDER_ACCEPTED' },
+    { orderId: id, status: 'ORDER_ACCEPTED' }
+  ], { chunkSize: 3 })
+  t.equal(requests, 2, 'batches of chunkSize, however the orders repeat')
+  t.same(results, [
+    { index: 0, orderId: id, outcome: 'changed' },
+    { index: 1, orderId: id, outcome: 'error', error: 'Reason is required when rejecting an order', code: 'REASON_REQUIRED' },
+    { index: 2, orderId: 'ERP-1', outcome: 'error', error: 'Order_id must be a positive integer', code: 'INVALID_ORDER_ID' },
+    { index: 3, orderId: id, outcome: 'unchanged' }
+  ])
 })
 
 t.test('request-level failures are typed errors', async (t) => {

@@ -84,6 +84,7 @@ t.test('what the client finds wrong with a row, the service says in the same wor
   for (const row of rows) {
     const client = checkRow(row)
     const service = checkOutstandingShipmentRow(JSON.parse(JSON.stringify(row)))
-    t.same(client, service.error === undefined ? null : { error: service.error, code: service.code }, JSON.stringify(row))
+    const expected = service.error === undefined ? null : { error: service.error.text, code: service.error.code }
+    t.same(client, expected, JSON.stringify(row))
   }
 })

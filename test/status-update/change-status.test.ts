@@ -47,7 +47,7 @@ t.test('onlyFrom: an order the seller accepted meanwhile is left alone', async (
   t.same(skipped, { ok: true, changed: false })
   t.equal(await orderStatus(database, accepted), 'ORDER_ACCEPTED')
   const missing = await database.db.transaction((tx) => changeOrderStatus(tx, { ...base, orderId: 999999, toStatus: 'ORDER_REJECTED_BY_SELLER', reason: 'x', onlyFrom: 'ORDER_PLACED' }))
-  t.same(missing, { ok: false, error: 'Order not found in system' })
+  t.same(missing, { ok: false, error: { code: 'ORDER_NOT_FOUND', text: 'Order not found in system' } })
 })
 
 t.test('the per-order errors come back as { ok: false }', async (t) => {
@@ -56,15 +56,15 @@ t.test('the per-order errors come back as { ok: false }', async (t) => {
   const id = await shop.order()
   const base = { sellerId: shop.sellerId, orderId: id, credentialId: null, storeIds: null, source: 'api' as const, reason: null }
   const run = (input: Partial<ChangeOrderStatusInput>) => database.db.transaction((tx) => changeOrderStatus(tx, { ...base, toStatus: 'ORDER_ACCEPTED', ...input } as ChangeOrderStatusInput))
-  t.same(await run({ toStatus: 'SHIPPED' as never }), { ok: false, error: 'Invalid order status' })
-  t.same(await run({ orderId: 0 }), { ok: false, error: 'Order_id must be a positive integer' })
-  t.same(await run({ toStatus: 'ORDER_REJECTED_BY_SELLER', reason: ' ' }), { ok: false, error: 'Reason is required when rejecting an order' })
-  t.same(await run({ storeIds: [shop.storeIds[1]] }), { ok: false, error: 'Seller is not authorized to update this order' })
-  t.same(await run({ toStatus: 'ORDER_COMPLETED_BY_SELLER' }), { ok: false, error: 'Cannot change order status from ORDER_PLACED to ORDER_COMPLETED_BY_SELLER' })
-  t.same(await run({}), { ok: false, error: 'Insufficient points to accept this order' })
+  t.same(await run({ toStatus: 'SHIPPED' as never }), { ok: false, error: { code: 'INVALID_STATUS', text: 'Invalid order status' } })
+  t.same(await run({ orderId: 0 }), { ok: false, error: { code: 'INVALID_ORDER_ID', text: 'Order_id must be a positive integer' } })
+  t.same(await run({ toStatus: 'ORDER_REJECTED_BY_SELLER', reason: ' ' }), { ok: false, error: { code: 'REASON_REQUIRED', text: 'Reason is required when rejecting an order' } })
+  t.same(await run({ storeIds: [shop.storeIds[1]] }), { ok: false, error: { code: 'ORDER_NOT_AUTHORIZED', text: 'Seller is not authorized to update this order' } })
+  t.same(await run({ toStatus: 'ORDER_COMPLETED_BY_SELLER' }), { ok: false, error: { code: 'TRANSITION_NOT_ALLOWED', text: 'Cannot change order status from ORDER_PLACED to ORDER_COMPLETED_BY_SELLER' } })
+  t.same(await run({}), { ok: false, error: { code: 'INSUFFICIENT_POINTS', text: 'Insufficient points to accept this order' } })
   t.equal(await sellerPoints(database, shop.sellerId), '1.00')
   await database.sql`update sellers set points_balance = 50, status = 'suspended' where id = ${shop.sellerId}`
-  t.same(await run({}), { ok: false, error: 'Seller is not eligible to accept orders' })
+  t.same(await run({}), { ok: false, error: { code: 'SELLER_NOT_ELIGIBLE', text: 'Seller is not eligible to accept orders' } })
   await database.sql`update sellers set status = 'active' where id = ${shop.sellerId}`
   t.same(await run({}), { ok: true, changed: true })
   t.equal(await sellerPoints(database, shop.sellerId), '48.00')

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { build } from '../helpers/build.js'
-import { accept, complete, createShop, ok, orderStatus, post, queuedJobs, reject, sellerPoints, withCodes } from './helpers.js'
+import { OrderErrors } from '../../src/status-update/texts.js'
+import { accept, complete, createShop, failed, ok, orderStatus, post, queuedJobs, reject, sellerPoints } from './helpers.js'
 import type { TestDatabase as Database } from '../helpers/build.js'
 
 /* The effects of spec 3.3, each checked in the database, and checked absent where they must not happen. */
@@ -178,10 +179,10 @@ t.test('a mixed batch: valid, invalid status, unknown, another seller\'s, reason
       data: {
         successful: 2,
         failed: 4,
-        errors: withCodes([
-          { orderId: b, error: 'Invalid order status' }, { orderId: 123456789, error: 'Order not found in system' },
-          { orderId: theirs, error: 'Order not found in system' }, { orderId: c, error: 'Reason is required when rejecting an order' }
-        ]),
+        errors: [
+          failed(1, b, OrderErrors.invalidStatus), failed(2, 123456789, OrderErrors.notFound),
+          failed(3, theirs, OrderErrors.notFound), failed(4, c, OrderErrors.reasonRequired)
+        ],
         unchangedOrderIds: []
       }
     }
@@ -204,7 +205,7 @@ t.test('once-guards in the database: a second deduction, refund or deal return c
   const fine = await shop.order()
 
   const res = await post(app, key, { order_status: [accept(deducted), reject(refunded), reject(returned), accept(fine)] })
-  t.same(res.body, ok(3, [{ orderId: deducted, error: 'Order could not be updated' }]), 'a second deduction is refused by the ledger\'s UNIQUE')
+  t.same(res.body, ok(3, [failed(0, deducted, OrderErrors.storageFailure)]), 'a second deduction is refused by the ledger\'s UNIQUE')
   t.equal(await orderStatus(database, deducted), 'ORDER_PLACED', 'and that order did not change')
   t.equal(await sellerPoints(database, shop.sellerId), '998.00', 'only the other acceptance was deducted')
   const [refunds] = await database.sql`select count(*)::int as n from refunds where order_id = ${refunded}`

@@ -6,7 +6,8 @@ import type { TestDatabase as Database } from '../helpers/build.js'
 import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
 import { updateOrderStatusesWith, type BatchStrategy } from '../../bench/status-update/strategies.js'
 import { build, testConfig, testDatabase } from '../helpers/build.js'
-import { accept, complete, createShop, ok, orderStatus, post, queuedJobs, reject, withCodes } from './helpers.js'
+import { OrderErrors } from '../../src/status-update/texts.js'
+import { accept, complete, createShop, failed, ok, orderStatus, post, queuedJobs, reject } from './helpers.js'
 
 /* A storage failure costs one order, whichever way the batch is written; the details go to the log only. */
 
@@ -33,7 +34,7 @@ t.test('through HTTP: Order could not be updated for that order only, details on
   await breakOrder(database, broken)
 
   const res = await post(app, key, { order_status: [accept(a), reject(broken), reject(c)] })
-  t.same(res, { statusCode: 200, body: ok(2, [{ orderId: broken, error: 'Order could not be updated' }]) })
+  t.same(res, { statusCode: 200, body: ok(2, [failed(1, broken, OrderErrors.storageFailure)]) })
   t.equal(await orderStatus(database, a), 'ORDER_ACCEPTED')
   t.equal(await orderStatus(database, c), 'ORDER_REJECTED_BY_SELLER')
   t.equal(await orderStatus(database, broken), 'ORDER_PLACED')
@@ -57,7 +58,7 @@ t.test('a large batch with a few broken orders: exactly those fail, the rest is 
   await breakOrder(database, ...broken)
   const items = ids.map((id, i) => (i % 2 === 0 ? accept(id) : reject(id)))
   const res = await post(app, key, { order_status: items })
-  t.same(res.body, ok(56, broken.map((orderId) => ({ orderId, error: 'Order could not be updated' }))))
+  t.same(res.body, ok(56, broken.map((orderId) => failed(ids.indexOf(orderId), orderId, OrderErrors.storageFailure))))
   const [counts] = await database.sql`select count(*) filter (where status = 'ORDER_PLACED')::int as placed,
     (select count(*) from points_ledger where kind = 'ORDER_ACCEPTANCE')::int as deductions,
     (select count(*) from refunds)::int as refunds, (select count(*) from notification_deliveries)::int as deliveries
@@ -107,7 +108,7 @@ t.test('the batch\'s own transaction failing: every order reported, nothing clai
     successful: 0,
     failed: 3,
     invalidStatus: false,
-    errors: withCodes([{ orderId: a, error: 'Order could not be updated' }, { orderId: b, error: 'Reason is required when rejecting an order' }, { orderId: b, error: 'Order could not be updated' }]),
+    errors: [failed(0, a, OrderErrors.storageFailure), failed(1, b, OrderErrors.reasonRequired), failed(2, b, OrderErrors.storageFailure)],
     unchangedOrderIds: []
   })
 })

@@ -6,7 +6,8 @@ import {
 import { autoRejectJobKey, TASKS } from '../../src/effects/jobs.js'
 import { addJob } from '../helpers/jobs.js'
 import { createSeller, credential } from '../helpers/fixtures.js'
-import { orderErrorCode } from '../../src/status-update/texts.js'
+import type { ItemError } from '../../src/item-error.js'
+import type { OrderError } from '../../src/status-update/schemas.js'
 
 /*
  * Orders with exactly the attributes a status-update test needs (status, payment mode, total, a daily
@@ -119,13 +120,13 @@ export const reject = (id: unknown, reason: unknown = 'Out of stock'): Item => (
 export const complete = (id: unknown): Item => ({ Order_id: id, Order_Status: 'ORDER_COMPLETED_BY_SELLER' })
 
 /** The 200 envelope of a batch; `unchanged` lists the orders that already had the asked status. */
-export function ok (successful: number, errors: Array<{ orderId: number | null, error: string }> = [], unchanged: number[] = []) {
-  return { error: false, status: true, statusCode: 200, message: 'Order statuses updated successfully', data: { successful, failed: errors.length, errors: withCodes(errors), unchangedOrderIds: unchanged } }
+export function ok (successful: number, errors: OrderError[] = [], unchanged: number[] = []) {
+  return { error: false, status: true, statusCode: 200, message: 'Order statuses updated successfully', data: { successful, failed: errors.length, errors, unchangedOrderIds: unchanged } }
 }
 
-/** Per-order errors as the service reports them: each text with its code (the table in README "Error codes"). */
-export function withCodes (errors: Array<{ orderId: number | null, error: string }>): Array<{ orderId: number | null, error: string, code: string }> {
-  return errors.map((e) => ({ ...e, code: orderErrorCode(e.error) }))
+/** A per-order error as the service reports it: the item's index in order_status, its order, text and code. */
+export function failed (index: number, orderId: number | null, { code, text }: ItemError): OrderError {
+  return { index, orderId, error: text, code }
 }
 
 /** Every queued graphile-worker job, with its payload (the public jobs view leaves payloads out). */

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import type { OrderStatus } from '../../src/db/schema.js'
-import { accept, complete, createShop, ok, orderStatus, post, reject, sellerPoints, type Item, withCodes } from './helpers.js'
+import { OrderErrors } from '../../src/status-update/texts.js'
+import { accept, complete, createShop, failed, ok, orderStatus, post, reject, sellerPoints, type Item } from './helpers.js'
 
 /* The state machine of decisions.md and every per-order error of spec 7.2 / decisions.md, through HTTP. */
 
@@ -24,7 +25,7 @@ t.test('every (status, requested status) pair in one batch: allowed, no-op or re
   const refused = cases.filter((c) => c.from !== c.to && !ALLOWED.has(`${c.from}>${c.to}`))
   t.equal(refused.length, 10, 'ten forbidden pairs')
   const same = cases.filter((c) => c.from === c.to).map((c) => c.id)
-  t.same(res, { statusCode: 200, body: ok(8, refused.map((c) => ({ orderId: c.id, error: `Cannot change order status from ${c.from} to ${c.to}` })), same) })
+  t.same(res, { statusCode: 200, body: ok(8, refused.map((c) => failed(cases.indexOf(c), c.id, OrderErrors.cannotChange(c.from, c.to))), same) })
   for (const c of cases) {
     const expected = ALLOWED.has(`${c.from}>${c.to}`) ? c.to : c.from
     t.equal(await orderStatus(database, c.id), expected, `${c.from} → ${c.to}`)
@@ -40,7 +41,7 @@ t.test('an order moved twice in one batch: accept then complete, and a repeat is
   const key = await shop.apiKey()
   const id = await shop.order()
   const res = await post(app, key, { order_status: [accept(id), accept(id), complete(id), reject(id)] })
-  t.same(res.body, ok(3, [{ orderId: id, error: 'Cannot change order status from ORDER_COMPLETED_BY_SELLER to ORDER_REJECTED_BY_SELLER' }], [id]))
+  t.same(res.body, ok(3, [failed(3, id, OrderErrors.cannotChange('ORDER_COMPLETED_BY_SELLER', 'ORDER_REJECTED_BY_SELLER'))], [id]))
   t.equal(await orderStatus(database, id), 'ORDER_COMPLETED_BY_SELLER')
   const history = await database.sql`select from_status, to_status from order_status_history where order_id = ${id} order by id`
   t.same(history.map((h) => `${h.from_status}>${h.to_status}`), ['ORDER_PLACED>ORDER_ACCEPTED', 'ORDER_ACCEPTED>ORDER_COMPLETED_BY_SELLER'])
@@ -57,8 +58,8 @@ t.test('Order not found in system: unknown, another seller\'s, soft-deleted', as
   const theirs = await other.order()
   const mine = await shop.order()
   const res = await post(app, key, { order_status: [accept(987654321), accept(theirs), reject(deleted), accept(mine)] })
-  const notFound = 'Order not found in system'
-  t.same(res.body, ok(1, [{ orderId: 987654321, error: notFound }, { orderId: theirs, error: notFound }, { orderId: deleted, error: notFound }]))
+  const notFound = OrderErrors.notFound
+  t.same(res.body, ok(1, [failed(0, 987654321, notFound), failed(1, theirs, notFound), failed(2, deleted, notFound)]))
   t.equal(await orderStatus(database, theirs), 'ORDER_PLACED', 'another seller\'s order is untouched')
   t.equal(await orderStatus(database, deleted), 'ORDER_PLACED')
   t.equal(await orderStatus(database, mine), 'ORDER_ACCEPTED')
@@ -82,7 +83,7 @@ t.test('Invalid order status: 400 with data, the other items still processed and
     statusCode: 400,
     message: 'Invalid order status',
     code: 'INVALID_STATUS',
-    data: { successful: 1, failed: 6, errors: withCodes([a, b, c, d, e, f].map((orderId) => ({ orderId, error: 'Invalid order status' }))), unchangedOrderIds: [] }
+    data: { successful: 1, failed: 6, errors: [a, b, c, d, e, f].map((orderId, index) => failed(index, orderId, OrderErrors.invalidStatus)), unchangedOrderIds: [] }
   })
   t.equal(await orderStatus(database, g), 'ORDER_ACCEPTED', 'the valid item was applied')
   t.equal(await orderStatus(database, a), 'ORDER_PLACED')
@@ -98,7 +99,7 @@ t.test('Reason is required when rejecting an order', async (t) => {
     reject(ids[5], '  Out of stock  ')
   ]
   const res = await post(app, key, { order_status: items })
-  t.same(res.body, ok(1, ids.slice(0, 5).map((orderId) => ({ orderId, error: 'Reason is required when rejecting an order' }))))
+  t.same(res.body, ok(1, ids.slice(0, 5).map((orderId, index) => failed(index, orderId, OrderErrors.reasonRequired))))
   const [h] = await database.sql`select reason from order_status_history where order_id = ${ids[5]}`
   t.equal(h.reason, 'Out of stock', 'the reason is kept, trimmed')
   t.equal(await orderStatus(database, ids[0]), 'ORDER_PLACED')
@@ -112,9 +113,9 @@ t.test('Order_id must be a positive integer; a string of digits is taken; an ite
   const badIds: unknown[] = [0, -1, 1.5, 'abc', '007', '12a', null, true, {}, 2 ** 53, '99999999999999999']
   const items: unknown[] = [...badIds.map((x) => accept(x)), { Order_Status: 'ORDER_ACCEPTED' }, 'ORDER_ACCEPTED', 7, null, [accept(id)], accept(String(id))]
   const res = await post(app, key, { order_status: items })
-  const badId = { orderId: null, error: 'Order_id must be a positive integer' }
-  const notObject = { orderId: null, error: 'Order status item must be an object' }
-  t.same(res.body, ok(1, [...badIds.map(() => badId), badId, notObject, notObject, notObject, notObject]))
+  const badId = (index: number) => failed(index, null, OrderErrors.badOrderId)
+  const notObject = (index: number) => failed(index, null, OrderErrors.itemNotObject)
+  t.same(res.body, ok(1, [...badIds.map((_, i) => badId(i)), badId(11), notObject(12), notObject(13), notObject(14), notObject(15)]))
   t.equal(await orderStatus(database, id), 'ORDER_ACCEPTED', 'Order_id "<digits>" addressed the order')
 })
 
@@ -132,12 +133,12 @@ t.test('spec 7.2: a status that is not one of the three makes the answer 400 eve
       statusCode: 400,
       message: 'Invalid order status',
       code: 'INVALID_STATUS',
-      data: { successful: 1, failed: 2, errors: withCodes([{ orderId: null, error: 'Invalid order status' }, { orderId: null, error: 'Invalid order status' }]), unchangedOrderIds: [] }
+      data: { successful: 1, failed: 2, errors: [failed(1, null, OrderErrors.invalidStatus), failed(2, null, OrderErrors.invalidStatus)], unchangedOrderIds: [] }
     }
   })
   t.equal(await orderStatus(database, id), 'ORDER_ACCEPTED', 'the good item was applied')
   const idOnly = await post(app, key, { order_status: [{ Order_id: 'ERP-17', Order_Status: 'ORDER_ACCEPTED' }] })
-  t.same(idOnly.body, ok(0, [{ orderId: null, error: 'Order_id must be a positive integer' }]), 'a good status with a bad id: the id\'s error, 200')
+  t.same(idOnly.body, ok(0, [failed(0, null, OrderErrors.badOrderId)]), 'a good status with a bad id: the id\'s error, 200')
 })
 
 t.test('Seller is not authorized to update this order: a key narrowed to other stores', async (t) => {
@@ -148,8 +149,8 @@ t.test('Seller is not authorized to update this order: a key narrowed to other s
   const inB = await shop.order({ storeIndex: 1 })
   const inB2 = await shop.order({ storeIndex: 1, status: 'ORDER_ACCEPTED' })
   const res = await post(app, narrowed, { order_status: [accept(inA), accept(inB), reject(inB), complete(inB2)] })
-  const denied = 'Seller is not authorized to update this order'
-  t.same(res.body, ok(1, [{ orderId: inB, error: denied }, { orderId: inB, error: denied }, { orderId: inB2, error: denied }]), 'all three statuses are checked')
+  const denied = OrderErrors.notAuthorized
+  t.same(res.body, ok(1, [failed(1, inB, denied), failed(2, inB, denied), failed(3, inB2, denied)]), 'all three statuses are checked')
   t.equal(await orderStatus(database, inB), 'ORDER_PLACED')
   const full = await post(app, await shop.apiKey(), { order_status: [accept(inB)] })
   t.same(full.body, ok(1), 'a key for every store may')
@@ -162,7 +163,7 @@ t.test('Seller is not eligible to accept orders: a suspended seller may still re
   const [a, b] = await shop.orders(2)
   const c = await shop.order({ status: 'ORDER_ACCEPTED' })
   const res = await post(app, key, { order_status: [accept(a), reject(b), complete(c)] })
-  t.same(res.body, ok(2, [{ orderId: a, error: 'Seller is not eligible to accept orders' }]))
+  t.same(res.body, ok(2, [failed(0, a, OrderErrors.notEligible)]))
   t.equal(await orderStatus(database, a), 'ORDER_PLACED')
   t.equal(await sellerPoints(database, shop.sellerId), '1000.00')
 })
@@ -176,8 +177,8 @@ t.test('Insufficient points to accept this order: exact at the boundary, with th
   const d = await shop.order({ total: '50.00' }) // 1.00: exactly what is left
   const e = await shop.order({ total: '0.50' }) // 0.01: nothing is left
   const res = await post(app, key, { order_status: [accept(a), accept(b), accept(c), accept(d), accept(e)] })
-  const short = 'Insufficient points to accept this order'
-  t.same(res.body, ok(3, [{ orderId: c, error: short }, { orderId: e, error: short }]))
+  const short = OrderErrors.insufficientPoints
+  t.same(res.body, ok(3, [failed(2, c, short), failed(4, e, short)]))
   t.equal(await sellerPoints(database, shop.sellerId), '0.00')
   t.equal(await orderStatus(database, c), 'ORDER_PLACED')
 })
@@ -187,5 +188,27 @@ t.test('every order failed: still 200', async (t) => {
   const shop = await createShop(database)
   const key = await shop.apiKey()
   const res = await post(app, key, { order_status: [accept(111111111), reject(111111112, null)] })
-  t.same(res, { statusCode: 200, body: ok(0, [{ orderId: 111111111, error: 'Order not found in system' }, { orderId: 111111112, error: 'Reason is required when rejecting an order' }]) })
+  t.same(res, { statusCode: 200, body: ok(0, [failed(0, 111111111, OrderErrors.notFound), failed(1, 111111112, OrderErrors.reasonRequired)]) })
+})
+
+t.test('each per-order error carries its item\'s index: repeated orders, no id, mixed outcomes', async (t) => {
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const key = await shop.apiKey()
+  const [a, b, c] = await shop.orders(3)
+  const items: unknown[] = [
+    accept(a), accept(a), reject(b, null), accept(b), accept(999999999), 'not an item', accept(a), complete(c),
+    { Order_id: 'x', Order_Status: 'ORDER_ACCEPTED' }
+  ]
+  const res = await post(app, key, { order_status: items })
+  t.same(res.body, ok(4, [
+    failed(2, b, OrderErrors.reasonRequired),
+    failed(4, 999999999, OrderErrors.notFound),
+    failed(5, null, OrderErrors.itemNotObject),
+    failed(7, c, OrderErrors.cannotChange('ORDER_PLACED', 'ORDER_COMPLETED_BY_SELLER')),
+    failed(8, null, OrderErrors.badOrderId)
+  ], [a, a]))
+  const again = await post(app, key, { order_status: [reject(b, null), reject(b, null), accept(b)] })
+  t.same(again.body, ok(1, [failed(0, b, OrderErrors.reasonRequired), failed(1, b, OrderErrors.reasonRequired)], [b]),
+    'the same order failing twice: two errors, told apart by index')
 })

@@ -5,7 +5,8 @@ import { send, type Transport } from './http.js'
 import type { Credentials } from './pages.js'
 
 /*
- * Batch status updates (spec 4.2): chunks the service takes, and one typed result per item, in input order.
+ * Batch status updates (spec 4.2): batches of at most the service's limit, and one typed result per item, in
+ * input order, lined up by the index the service gives each failed item.
  */
 
 export type StatusName = StatusUpdateItem['Order_Status']
@@ -31,8 +32,10 @@ export async function updateStatuses (transport: Transport, credentials: Credent
   if (!credentials.apiKey) throw new OrderExchangeError('status updates need an apiKey')
   const chunkSize = Math.min(options.chunkSize ?? MAX_STATUS_ITEMS, MAX_STATUS_ITEMS)
   const results: StatusChangeResult[] = []
-  for (const chunk of chunks(changes, chunkSize)) {
-    const items: StatusUpdateItem[] = chunk.map(({ change }) => ({ Order_id: change.orderId, Order_Status: change.status, reason: change.reason ?? null }))
+  for (let start = 0; start < changes.length; start += chunkSize) {
+    const chunk = changes.slice(start, start + chunkSize)
+    const items: StatusUpdateItem[] = chunk.map((change) =>
+      ({ Order_id: change.orderId, Order_Status: change.status, reason: change.reason ?? null }))
     const answer = await send(transport, {
       method: 'POST',
       path: '/v2/accounting/orders/update-status',
@@ -46,51 +49,21 @@ export async function updateStatuses (transport: Transport, credentials: Credent
     const envelope = answer.body as StatusUpdateResponse | StatusUpdateInvalidStatusResponse | RequestFailure
     // A 400 without data is about the request itself (never sent by this client, but a proxy may mangle it).
     if (!('data' in envelope)) throw new BadRequestError(answer.status, envelope.message, envelope)
-    results.push(...lineUp(chunk, envelope.data.errors, envelope.data.unchangedOrderIds))
+    const { errors, unchangedOrderIds } = envelope.data
+    const failed = new Map(errors.map(({ index, error, code }) => [index, { error, code }]))
+    // Successful items of an order the service left as it was, in item order: a repeated order's
+    // occurrences are taken by its successful items in turn.
+    const unchanged = new Map<number, number>()
+    for (const id of unchangedOrderIds) unchanged.set(id, (unchanged.get(id) ?? 0) + 1)
+    chunk.forEach((change, i) => {
+      const index = start + i
+      const failure = failed.get(i)
+      if (failure !== undefined) return results.push({ index, orderId: change.orderId, outcome: 'error', ...failure })
+      const id = Number(change.orderId)
+      const left = unchanged.get(id) ?? 0
+      if (left > 0) unchanged.set(id, left - 1)
+      results.push({ index, orderId: change.orderId, outcome: left > 0 ? 'unchanged' : 'changed' })
+    })
   }
   return results
-}
-
-/** The key an item's error carries: its id as a number, or null when it has none usable. */
-function errorKey (orderId: number | string): number | null {
-  const id = typeof orderId === 'number' ? orderId : /^[1-9][0-9]{0,15}$/.test(orderId) ? Number(orderId) : NaN
-  return Number.isSafeInteger(id) && id > 0 ? id : null
-}
-
-interface Indexed { index: number, change: StatusChange }
-
-/**
- * Batches of at most `size` items in which no order appears twice (an order repeated starts a new batch,
- * so items still apply in order): the service reports errors by order id, and within such a batch each
- * id names one item.
- */
-function chunks (changes: readonly StatusChange[], size: number): Indexed[][] {
-  const out: Indexed[][] = []
-  let current: Indexed[] = []
-  let ids = new Set<number>()
-  changes.forEach((change, index) => {
-    const key = errorKey(change.orderId)
-    if (current.length === size || (key !== null && ids.has(key))) { out.push(current); current = []; ids = new Set() }
-    current.push({ index, change })
-    if (key !== null) ids.add(key)
-  })
-  if (current.length > 0) out.push(current)
-  return out
-}
-
-/** The service lists errors in item order; items without a usable id always fail, in order too. */
-function lineUp (chunk: Indexed[], errors: Array<{ orderId: number | null, error: string, code: string }>, unchangedOrderIds: number[]): StatusChangeResult[] {
-  const unchanged = new Set(unchangedOrderIds)
-  const byId = new Map<number, { error: string, code: string }>()
-  const withoutId: Array<{ error: string, code: string }> = []
-  for (const { orderId, error, code } of errors) {
-    if (orderId === null) withoutId.push({ error, code })
-    else byId.set(orderId, { error, code })
-  }
-  return chunk.map(({ index, change }) => {
-    const key = errorKey(change.orderId)
-    const failure = key === null ? withoutId.shift() : byId.get(key)
-    if (failure !== undefined) return { index, orderId: change.orderId, outcome: 'error', ...failure }
-    return { index, orderId: change.orderId, outcome: key !== null && unchanged.has(key) ? 'unchanged' : 'changed' }
-  })
 }

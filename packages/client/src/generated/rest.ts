@@ -70,6 +70,10 @@ export interface StatusUpdateData {
 }
 export interface OrderError {
   /**
+   * Position of the item in order_status, from 0
+   */
+  index: number
+  /**
    * Null when the item carried no usable Order_id
    */
   orderId: number | null
