@@ -16,7 +16,8 @@ export type BatchStrategy = 'set-based' | 'savepoint-per-order' | 'transaction-p
 
 const silent = { info: () => {}, error: () => {} }
 
-async function changeOne (actor: Actor, p: PendingItem, atomically: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>): Promise<string | null> {
+async function changeOne (actor: Actor, p: PendingItem,
+  atomically: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>): Promise<string | null> {
   try {
     const [outcome] = await atomically((tx) => changeOrderStatuses(tx, actor, [p.request]))
     if (outcome.kind === 'failed') throw outcome.cause
@@ -26,11 +27,14 @@ async function changeOne (actor: Actor, p: PendingItem, atomically: <T>(fn: (tx:
   }
 }
 
-export async function updateOrderStatusesWith (strategy: BatchStrategy, db: Db, caller: Caller, items: unknown[]): Promise<BatchOutcome> {
+export async function updateOrderStatusesWith (strategy: BatchStrategy, db: Db, caller: Caller,
+  items: unknown[]): Promise<BatchOutcome> {
   if (strategy === 'set-based') return updateOrderStatuses(db, caller, items)
   const { pending, errors } = parseItems(items)
   const actor: Actor = { sellerId: caller.sellerId, credentialId: caller.credentialId, storeIds: caller.storeIds, source: 'api' }
-  const record = (p: PendingItem, error: string | null): void => { if (error) errors.set(p.index, { orderId: p.request.orderId, error }) }
+  const record = (p: PendingItem, error: string | null): void => {
+    if (error) errors.set(p.index, { orderId: p.request.orderId, error })
+  }
   if (strategy === 'savepoint-per-order') {
     await db.transaction(async (tx) => {
       // Every lock up front, in the global order, as the set-based write takes them.
