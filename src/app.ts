@@ -42,7 +42,9 @@ export interface BuildOptions {
  * Builds the whole application from a config and an open database. It does not listen and owns no
  * connection: server.ts (or a test) opens the database, builds, listens and closes.
  */
-export async function buildApp ({ config, database, reads, logger, redis, metrics = createMetrics() }: BuildOptions): Promise<FastifyInstance> {
+export async function buildApp (
+  { config, database, reads, logger, redis, metrics = createMetrics() }: BuildOptions
+): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.BODY_LIMIT_BYTES,

@@ -144,7 +144,11 @@ export function sessionDatabaseUrl (config: Config, primaryUrl: string): string 
 
 /** The session timeouts every pool's connections start with. */
 export function sessionTimeouts (config: Config): { statementMs: number, lockMs: number, idleInTransactionMs: number } {
-  return { statementMs: config.DB_STATEMENT_TIMEOUT_MS, lockMs: config.DB_LOCK_TIMEOUT_MS, idleInTransactionMs: config.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS }
+  return {
+    statementMs: config.DB_STATEMENT_TIMEOUT_MS,
+    lockMs: config.DB_LOCK_TIMEOUT_MS,
+    idleInTransactionMs: config.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS
+  }
 }
 
 /** Whether /docs and /graphiql are served. */

@@ -28,7 +28,8 @@ export interface CostBucket {
 
 function decide (limits: BucketLimits, tokens: number, cost: number): BucketTake {
   if (tokens >= cost) return { allowed: true, available: tokens - cost, retryAfterMs: 0 }
-  return { allowed: false, available: tokens, retryAfterMs: Math.ceil(((cost - tokens) / limits.restorePerSecond) * 1000) }
+  const retryAfterMs = Math.ceil(((cost - tokens) / limits.restorePerSecond) * 1000)
+  return { allowed: false, available: tokens, retryAfterMs }
 }
 
 /** One process's buckets; idle full buckets are dropped (they hold nothing a fresh one would not). */
@@ -40,7 +41,9 @@ export class MemoryCostBucket implements CostBucket {
   async take (key: string, cost: number): Promise<BucketTake> {
     const now = this.now()
     const bucket = this.buckets.get(key) ?? { tokens: this.limits.capacity, at: now }
-    const tokens = Math.min(this.limits.capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.limits.restorePerSecond)
+    const tokens = Math.min(
+      this.limits.capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.limits.restorePerSecond
+    )
     const result = decide(this.limits, tokens, cost)
     this.buckets.set(key, { tokens: result.allowed ? result.available : tokens, at: now })
     if (this.buckets.size > 10_000) this.prune(now)
@@ -82,7 +85,9 @@ export class RedisCostBucket implements CostBucket {
   constructor (readonly limits: BucketLimits, private readonly redis: Redis, private readonly prefix: string) {}
 
   async take (key: string, cost: number): Promise<BucketTake> {
-    const [allowed, tokens] = await this.redis.eval(TAKE, 1, this.prefix + key, this.limits.capacity, this.limits.restorePerSecond, cost) as [number, string]
+    const [allowed, tokens] = await this.redis.eval(
+      TAKE, 1, this.prefix + key, this.limits.capacity, this.limits.restorePerSecond, cost
+    ) as [number, string]
     const available = Number(tokens)
     if (allowed === 1) return { allowed: true, available, retryAfterMs: 0 }
     return decide(this.limits, available, cost)

@@ -10,7 +10,8 @@ export interface DemoCredentials { companyId: number, name: string, accessToken:
  * a credential pair for each active seller, returned so server.ts can print them once. Never with
  * DATABASE_URL (someone else's server) and never in production.
  */
-export async function seedDemoIfEmpty (config: Config, database: Database): Promise<{ summary: SeedSummary, credentials: DemoCredentials[] } | null> {
+export async function seedDemoIfEmpty (config: Config,
+  database: Database): Promise<{ summary: SeedSummary, credentials: DemoCredentials[] } | null> {
   if (config.DATABASE_URL || config.ORDER_EXCHANGE_ENV !== 'testing' || !config.SEED_DEMO) return null
   if (!(await isEmpty(database.db))) return null
   const anchor = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000)
@@ -24,7 +25,8 @@ export async function seedDemoIfEmpty (config: Config, database: Database): Prom
   return { summary, credentials }
 }
 
-export function formatDemoBanner (demo: { summary: SeedSummary, credentials: DemoCredentials[] }, baseUrl: string, explorer = false): string {
+export function formatDemoBanner (demo: { summary: SeedSummary, credentials: DemoCredentials[] }, baseUrl: string,
+  explorer = false): string {
   const lines = [
     '',
     '=== Order Exchange Service: demo data loaded (testing environment) ===',

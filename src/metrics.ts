@@ -88,7 +88,8 @@ export function createMetrics (): ServiceMetrics {
 }
 
 /** Gauges read from elsewhere when scraped (the database pool, the job queue). */
-export function scrapedGauge<L extends string> (metrics: ServiceMetrics, name: string, help: string, labelNames: L[], collect: (gauge: Gauge<L>) => Promise<void> | void): Gauge<L> {
+export function scrapedGauge<L extends string> (metrics: ServiceMetrics, name: string, help: string, labelNames: L[],
+  collect: (gauge: Gauge<L>) => Promise<void> | void): Gauge<L> {
   return new Gauge<L>({
     name,
     help,
@@ -102,7 +103,9 @@ export function scrapedGauge<L extends string> (metrics: ServiceMetrics, name: s
  * The registry on an admin port of its own (METRICS_PORT): GET /metrics and nothing else, no token, bound
  * to METRICS_HOST (127.0.0.1 by default) so only the host's scraper reaches it.
  */
-export async function startMetricsServer (registry: Registry, host: string, port: number): Promise<{ port: number, close: () => Promise<void> }> {
+export async function startMetricsServer (registry: Registry, host: string, port: number): Promise<{
+  port: number, close: () => Promise<void>
+}> {
   const server = http.createServer((request, response) => {
     if (request.method !== 'GET' || (request.url ?? '').split('?')[0] !== '/metrics') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')

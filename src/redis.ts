@@ -7,7 +7,9 @@ import type { Logger } from 'pino'
  * log, and the client reconnects on its own.
  */
 export function openRedis (url: string, logger: Logger): Redis {
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: false })
+  const redis = new Redis(url, {
+    enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: false
+  })
   let down = false
   redis.on('error', (err) => {
     if (!down) logger.warn({ err: err.message }, 'redis unavailable: rate limits are not enforced until it is back')

@@ -18,7 +18,9 @@ import { autoRejectOrder } from './status-update/auto-reject.js'
  */
 
 /** The tasks of the effects worker; throws a ConfigError naming what a chosen transport lacks. */
-export function effectsTasks (config: Config, database: Database, logger: Logger, metrics?: ServiceMetrics): { taskList: TaskList, details: Record<string, unknown>, crontab: string } {
+export function effectsTasks (config: Config, database: Database, logger: Logger, metrics?: ServiceMetrics): {
+  taskList: TaskList, details: Record<string, unknown>, crontab: string
+} {
   const transports = createTransports(config, logger)
   const taskList: TaskList = {
     [TASKS.notify]: notifyTask({ db: database.db, transports, logger, deliveries: metrics?.deliveries }),
@@ -48,7 +50,10 @@ export function effectsTasks (config: Config, database: Database, logger: Logger
  * queue (LISTEN) and the liveness locks use `sessionUrl`, a session-level connection; the tasks do their
  * work through `database`, which may go through a transaction pooler.
  */
-export function startWorker (config: Config, database: Database, sessionUrl: string, logger: Logger, metrics?: ServiceMetrics): Promise<EffectsWorker> {
+export function startWorker (config: Config, database: Database, sessionUrl: string, logger: Logger,
+  metrics?: ServiceMetrics): Promise<EffectsWorker> {
   const log = logger.child({ component: 'effects-worker' })
-  return startSupervisedWorker({ config, url: sessionUrl, logger: log, ...effectsTasks(config, database, log, metrics) })
+  return startSupervisedWorker({
+    config, url: sessionUrl, logger: log, ...effectsTasks(config, database, log, metrics)
+  })
 }

@@ -12,7 +12,8 @@ import { AUTO_REJECT_REASON } from '../src/status-update/texts.js'
 import type { Tx } from '../src/db/client.js'
 
 /** One order's auto-rejection, as order placement schedules it; true when a job was made. */
-const scheduleAutoRejection = async (tx: Tx, orderId: number, afterMs: number) => (await scheduleAutoRejections(tx, { ids: [orderId] }, afterMs)) > 0
+const scheduleAutoRejection = async (tx: Tx, orderId: number, afterMs: number) =>
+  (await scheduleAutoRejections(tx, { ids: [orderId] }, afterMs)) > 0
 
 const jobKeys = async (database: Parameters<typeof queuedJobs>[0]) => (await queuedJobs(database)).filter((j) => j.task === 'auto-reject').map((j) => j.key)
 

@@ -6,7 +6,8 @@ import { captureLogger, startTestWorker, waitFor } from './helpers/effects.js'
 import { processRefundTask } from '../src/effects/tasks/process-refund.js'
 import { createPaymentGateway, type PaymentGateway, type RefundRequest } from '../src/effects/refunds/gateway.js'
 
-const attempt = (attempts: number, maxAttempts = 3) => ({ job: { attempts, max_attempts: maxAttempts } }) as unknown as JobHelpers
+const attempt = (attempts: number, maxAttempts = 3) =>
+  ({ job: { attempts, max_attempts: maxAttempts } }) as unknown as JobHelpers
 
 t.test('a rejected online-paid order: its refund is processed by the worker through the manual gateway', async (t) => {
   const { app, database } = await build(t)

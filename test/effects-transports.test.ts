@@ -31,7 +31,10 @@ t.test('whatsapp-cloud sends the Cloud API template message to the retailer (wha
 
   const rejected = notifyPayload({ id: Number(withWhatsapp.id), sellerId: withWhatsapp.seller_id }, 'messaging', 'order.rejected', 'Out of stock')
   const accepted = notifyPayload({ id: Number(phoneOnly.id), sellerId: phoneOnly.seller_id }, 'messaging', 'order.accepted')
-  await database.db.transaction(async (tx) => { await enqueueNotification(tx, rejected); await enqueueNotification(tx, accepted) })
+  await database.db.transaction(async (tx) => {
+    await enqueueNotification(tx, rejected)
+    await enqueueNotification(tx, accepted)
+  })
   await waitFor(t, 'two messages', () => standIn.received.length >= 2)
   await waitFor(t, 'rows delivered', async () => (await deliveryRow(database, accepted.eventId))?.status === 'DELIVERED' && (await deliveryRow(database, rejected.eventId))?.status === 'DELIVERED')
 

@@ -44,7 +44,9 @@ function literal (g: G, type: GraphQLInputType | null, depth: number, variables:
   }
   if (named && isInputObjectType(named) && coin(g, 80)) {
     const fields = Object.values(named.getFields())
-    const chosen = Array.from({ length: g(fc.nat, fields.length + 1) }, () => coin(g, 90) ? pick(g, fields).name : pick(g, NAMES))
+    const chosen = Array.from(
+      { length: g(fc.nat, fields.length + 1) }, () => coin(g, 90) ? pick(g, fields).name : pick(g, NAMES)
+    )
     return `{ ${chosen.map((f) => `${f}: ${literal(g, named.getFields()[f]?.type ?? null, depth + 1, variables)}`).join(' ')} }`
   }
   if (named && isScalarType(named) && named.name === 'String' && coin(g, 80)) {
@@ -174,7 +176,9 @@ function generatedDocument (g: G): { query: string, variables?: unknown, operati
   const variables = Array.from({ length: variableCount }, (_, i) => pick(g, ['input', 'v', 'b', 'input2']) + (i > 0 ? i : ''))
   const declared = variables.map((v) => `$${v}: ${pick(g, VARIABLE_TYPES)}${coin(g, 10) ? ` = ${literal(g, null, 0, [])}` : ''}`)
   const fragmentCount = g(fc.nat, 3)
-  const ctx: DocContext = { clean: false, fragments: new Map(), variables, used: new Set(), maxDepth: g(fc.integer, { min: 1, max: 9 }) }
+  const ctx: DocContext = {
+    clean: false, fragments: new Map(), variables, used: new Set(), maxDepth: g(fc.integer, { min: 1, max: 9 })
+  }
   for (let i = 0; i < fragmentCount; i++) ctx.fragments.set(`F${i}`, '')
   const types = [query, schema.getType('Order'), schema.getType('OrderConnection'), schema.getType('Sku')] as GraphQLObjectType[]
   const fragments = [...ctx.fragments.keys()].map((name) => {
@@ -193,7 +197,11 @@ function generatedDocument (g: G): { query: string, variables?: unknown, operati
       : how === 1 ? text.slice(0, at) + text.slice(at + g(fc.nat, 20)) : text.slice(0, at)
   }
   const operationNameSent = coin(g, 85) ? operationName ?? undefined : g(() => fc.oneof(fc.constant('Nope'), fc.constant(null), fc.constant(''), fc.jsonValue()))
-  return { query: text, variables: coin(g, 90) ? variableValues(g, variables) : g(() => fc.jsonValue()), operationName: operationNameSent }
+  return {
+    query: text,
+    variables: coin(g, 90) ? variableValues(g, variables) : g(() => fc.jsonValue()),
+    operationName: operationNameSent
+  }
 }
 
 /** A JSON-encoded AST (what Mercurius used to accept as a query), hostile names and all. */
@@ -244,7 +252,12 @@ function graphqlBody (g: G): { body: string, contentType: string } {
     // The body itself of the wrong shape.
     return json(g(() => fc.oneof(
       fc.jsonValue(),
-      fc.record({ query: fc.jsonValue(), variables: fc.jsonValue(), extensions: fc.jsonValue(), operationName: fc.jsonValue() }, { requiredKeys: [] }),
+      fc.record({
+        query: fc.jsonValue(),
+        variables: fc.jsonValue(),
+        extensions: fc.jsonValue(),
+        operationName: fc.jsonValue()
+      }, { requiredKeys: [] }),
       fc.record({ query: fc.constant('{ seller { name } }'), extensions: fc.constantFrom(null, [], 'x', {}), variables: fc.constantFrom(null, [], 'x', 1) })
     )))
   }

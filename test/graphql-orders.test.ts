@@ -24,7 +24,9 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
   const page = res.body.data!.orders!
   const { db } = database
   const live = await db.select().from(orders).where(eq(orders.sellerId, seller.companyId))
-  const expectedIds = live.filter((o) => !o.isDeleted).sort((a, b) => +a.createdAt - +b.createdAt || a.id - b.id).map((o) => String(o.id))
+  const expectedIds = live.filter((o) => !o.isDeleted)
+    .sort((a, b) => +a.createdAt - +b.createdAt || a.id - b.id)
+    .map((o) => String(o.id))
   t.same(page.pageInfo, { total: expectedIds.length, page: 1, hasNext: expectedIds.length > 100, limit: 100 })
   t.same(page.nodes.map((n) => n.orderId), expectedIds.slice(0, 100), 'creation time, then id; soft-deleted left out')
   t.ok(live.some((o) => o.isDeleted), 'the demo data has soft-deleted orders to leave out')
@@ -64,7 +66,15 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
       companyId: o.sellerId,
       storeId: o.storeId,
       retailerName: o.retailerName,
-      retailer: { id: r.id, name: r.name, firstName: r.firstName, lastName: r.lastName, phone: r.phone, whatsapp: r.whatsapp, syncId: r.syncId },
+      retailer: {
+        id: r.id,
+        name: r.name,
+        firstName: r.firstName,
+        lastName: r.lastName,
+        phone: r.phone,
+        whatsapp: r.whatsapp,
+        syncId: r.syncId
+      },
       isActionable: o.isActionable,
       currencyCode: o.currencyCode,
       orderTotal: num(o.orderTotal)!,
@@ -76,7 +86,9 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
       roundOff: num(o.roundOff)!,
       totalItemsInOrder: o.totalItemsInOrder,
       isDeleted: false,
-      shop: s && { id: s.id, syncId: s.syncId, retailerSyncId: retailerRows.get(s.retailerId)!.syncId, shopName: s.shopName },
+      shop: s && {
+        id: s.id, syncId: s.syncId, retailerSyncId: retailerRows.get(s.retailerId)!.syncId, shopName: s.shopName
+      },
       orderItems: lines.filter((l) => l.orderId === o.id).sort((a, b) => a.id - b.id).map((l) => {
         const offer = offerRows.find((f) => f.id === l.offerId)!
         const item = itemRows.get(l.itemId)!
@@ -94,7 +106,9 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
             tags: sku.tags,
             offers: offerRows.filter((f) => f.skuId === sku.id).sort((a, b) => a.id - b.id).map(offerJson) as Node['orderItems'][number]['sku']['offers'],
             itemSellingUnits: unitRows.filter((u) => u.skuId === sku.id).sort((a, b) => a.id - b.id)
-              .map((u) => ({ id: u.id, name: u.name, multiplier: num(u.multiplier)!, isBaseUnit: u.isBaseUnit, skuId: u.skuId }))
+              .map((u) => ({
+                id: u.id, name: u.name, multiplier: num(u.multiplier)!, isBaseUnit: u.isBaseUnit, skuId: u.skuId
+              }))
           }
         }
       }),
@@ -127,7 +141,10 @@ t.test('sync IDs of 2.12, a retailer without sync ID, an order without shop', as
   t.equal(first.shop!.syncId, 'OUT-9', 'nodes[].shop.syncId')
   t.equal(first.retailer.syncId, 'RET-77', 'nodes[].retailer.syncId')
   t.equal(first.shop!.retailerSyncId, 'RET-77', 'nodes[].shop.retailerSyncId')
-  t.same(first.orderItems[0].sku.offers[0].priceRange, [{ minQuantity: 1, maxQuantity: 9, price: 105.25 }, { minQuantity: 10, maxQuantity: null, price: 99.5 }])
+  t.same(first.orderItems[0].sku.offers[0].priceRange, [
+    { minQuantity: 1, maxQuantity: 9, price: 105.25 },
+    { minQuantity: 10, maxQuantity: null, price: 99.5 }
+  ])
   t.equal(first.orderItems[0].quantity, 2.5)
   t.same(first.orderItems[0].sku.itemSellingUnits.map((u) => u.multiplier), [1, 12.5])
 
@@ -145,7 +162,10 @@ t.test('a caller sees only its own seller, and a narrowed credential only its st
   const theirCatalogue = await createCatalogue(database, theirs, 'T')
   const myBuyer = await createRetailer(database, mine.sellerId, { syncId: 'R-M' })
   const theirBuyer = await createRetailer(database, theirs.sellerId, { syncId: 'R-T' })
-  const inStoreA = [await createOrder(database, myCatalogue, { ...myBuyer, storeId: mine.storeIds[0] }), await createOrder(database, myCatalogue, { ...myBuyer, storeId: mine.storeIds[0] })]
+  const inStoreA = [
+    await createOrder(database, myCatalogue, { ...myBuyer, storeId: mine.storeIds[0] }),
+    await createOrder(database, myCatalogue, { ...myBuyer, storeId: mine.storeIds[0] })
+  ]
   const inStoreB = await createOrder(database, myCatalogue, { ...myBuyer, storeId: mine.storeIds[1] })
   await createOrder(database, myCatalogue, { ...myBuyer, isDeleted: true })
   await createOrder(database, theirCatalogue, { ...theirBuyer })

@@ -63,17 +63,24 @@ async function ask (app: FastifyInstance, token: string, doc: RandomDocument, ac
     method: 'POST',
     url: '/v2/graphql',
     headers: { authorization: `Bearer ${token}`, ...(accept ? { accept } : {}) },
-    payload: { query: doc.query, variables: doc.variables, ...(doc.operationName !== null ? { operationName: doc.operationName } : {}) }
+    payload: {
+      query: doc.query,
+      variables: doc.variables,
+      ...(doc.operationName !== null ? { operationName: doc.operationName } : {})
+    }
   })
   return { status: res.statusCode, type: res.headers['content-type'] as string | undefined, body: res.body }
 }
 
 function outcomes (app: FastifyInstance): Promise<Record<string, number>> {
-  return app.metrics.graphqlPassThrough.get().then((m) => Object.fromEntries(m.values.map((v) => [String(v.labels.outcome), v.value])))
+  return app.metrics.graphqlPassThrough.get()
+    .then((m) => Object.fromEntries(m.values.map((v) => [String(v.labels.outcome), v.value])))
 }
 
 /** Both apps on the same database: `fast` with the pass-through (the default), `standard` without. */
-async function twoApps (t: Test, env: Record<string, string> = {}): Promise<{ fast: FastifyInstance, standard: FastifyInstance, database: TestDatabase, token: string, pool: InputPool }> {
+async function twoApps (t: Test, env: Record<string, string> = {}): Promise<{
+  fast: FastifyInstance, standard: FastifyInstance, database: TestDatabase, token: string, pool: InputPool
+}> {
   const { app: fast, database } = await build(t, env)
   const standard = await buildApp({ config: testConfig(database, { ...env, GRAPHQL_PASS_THROUGH: 'false' }), database })
   t.teardown(() => standard.close())

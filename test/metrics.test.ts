@@ -22,7 +22,9 @@ function samples (text: string): Array<{ name: string, labels: Record<string, st
   })
 }
 
-const value = (all: ReturnType<typeof samples>, name: string, labels: Record<string, string> = {}): number | undefined =>
+const value = (
+  all: ReturnType<typeof samples>, name: string, labels: Record<string, string> = {}
+): number | undefined =>
   all.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value
 
 t.test('scraped with the metrics token: requests, items, rows, the pool and the queue', async (t) => {
@@ -84,7 +86,9 @@ t.test('the worker counts deliveries by transport and result', async (t) => {
   const metrics = createMetrics()
   const config = workerEnv(database)
   const log = pino({ level: 'silent' })
-  const worker = await startEffectsWorker({ config, url: database.url, logger: log, ...effectsTasks(config, database, log, metrics) })
+  const worker = await startEffectsWorker({
+    config, url: database.url, logger: log, ...effectsTasks(config, database, log, metrics)
+  })
   t.teardown(() => worker.stop())
   const [order] = await ordersIn(database, 'ORDER_REJECTED_BY_SELLER', 1)
   const payloads = await enqueueEvent(database, order!)

@@ -44,7 +44,8 @@ t.test('input: the paging rules of orders, and exact sync ID filters', async (t)
     [{ offerSyncId: 'x'.repeat(201) }, 'offerSyncId', 'offerSyncId must be a non-empty string of at most 200 characters']
   ]
   for (const [input, field, message] of bad) {
-    t.throws(() => parseOutstandingShipmentListInput(input), new InvalidInputError(field, message), JSON.stringify(input))
+    t.throws(() => parseOutstandingShipmentListInput(input), new InvalidInputError(field, message),
+      JSON.stringify(input))
   }
 })
 

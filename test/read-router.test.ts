@@ -37,7 +37,9 @@ t.test('reads go to the replica while it keeps up, to the primary when it does n
   const metrics = createMetrics()
   const lags: Array<number | null> = []
   const errors: unknown[] = []
-  const reads = new ReadRouter(primary, replicaPool, { maxLagMs: 1_000, pollMs: 2_000, onLag: (lag) => lags.push(lag), onPollError: (err) => errors.push(err) })
+  const reads = new ReadRouter(primary, replicaPool, {
+    maxLagMs: 1_000, pollMs: 2_000, onLag: (lag) => lags.push(lag), onPollError: (err) => errors.push(err)
+  })
   await reads.start()
   t.teardown(async () => { await reads.stop(); await replicaPool.close() })
   const app = await buildApp({ config: testConfig(primary), database: primary, reads, metrics })

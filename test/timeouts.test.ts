@@ -57,7 +57,9 @@ t.test('racing batches still queue on each other below lock_timeout: no order fa
   const shop = await createShop(database)
   const key = await shop.apiKey()
   const ids = await shop.orders(30)
-  const results = await Promise.all([0, 1, 2, 3].map(() => post(app, key, { order_status: ids.map((id) => accept(id)) })))
+  const results = await Promise.all(
+    [0, 1, 2, 3].map(() => post(app, key, { order_status: ids.map((id) => accept(id)) }))
+  )
   t.same(results.map((r) => r.body.data.failed), [0, 0, 0, 0])
 })
 

@@ -38,7 +38,9 @@ function percentile (sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 }
 
-async function startReceiver (): Promise<{ url: string, receipts: Map<string, Receipt>, duplicates: () => number, close: () => Promise<void> }> {
+async function startReceiver (): Promise<{
+  url: string, receipts: Map<string, Receipt>, duplicates: () => number, close: () => Promise<void>
+}> {
   const receipts = new Map<string, Receipt>()
   let duplicates = 0
   const server = http.createServer((req, res) => {
@@ -112,7 +114,9 @@ async function main (): Promise<void> {
       WEBHOOK_URL: receiver.url,
       WEBHOOK_SECRET: SECRET
     }
-    const eventsOf = (type: NotificationEventType, order: { id: number, sellerId: number }): NotifyPayload[] => CHANNELS.map((channel) => ({
+    const eventsOf = (
+      type: NotificationEventType, order: { id: number, sellerId: number }
+    ): NotifyPayload[] => CHANNELS.map((channel) => ({
       eventId: notificationEventId(order.id, EVENT_STATUS[type], channel),
       eventType: type,
       channel,
@@ -121,7 +125,8 @@ async function main (): Promise<void> {
       reason: type === 'order.rejected' ? 'Out of stock' : null,
       occurredAt: new Date().toISOString()
     }))
-    const allOf = (type: NotificationEventType): NotifyPayload[] => orderRefs.flatMap((o) => eventsOf(type, o)).slice(0, N)
+    const allOf = (type: NotificationEventType): NotifyPayload[] =>
+      orderRefs.flatMap((o) => eventsOf(type, o)).slice(0, N)
 
     /** Backlog: N committed in one transaction, then drained by `count` workers already running. */
     const backlog = async (type: NotificationEventType, count: number) => {
@@ -139,7 +144,13 @@ async function main (): Promise<void> {
       const seconds = (latencies[latencies.length - 1]) / 1000
       for (const w of running) await w.stop()
       workers.length = 0
-      return { perSecond: payloads.length / seconds, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), verified: [...receiver.receipts.values()].every((r) => r.verified) }
+      return {
+        perSecond: payloads.length / seconds,
+        seconds,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        verified: [...receiver.receipts.values()].every((r) => r.verified)
+      }
     }
 
     process.stderr.write('run 1: backlog, one worker\n')

@@ -59,8 +59,11 @@ export async function buildBaselineApp (database: Database, timeZone: string): P
   const app = Fastify({ logger: false })
   app.post<{ Body: PageBody }>('/orders', async (request) => {
     const { sellerId, page = 1, limit = 20, fromDate = null, toDate = null } = request.body
-    const [row] = await database.sql.unsafe(PAGE_SQL, [sellerId, limit, (page - 1) * limit, fromDate, toDate, timeZone], { prepare: true })
-    return { data: { orders: { pageInfo: { total: row.total, page, hasNext: row.fetched > limit, limit }, nodes: row.nodes } } }
+    const [row] = await database.sql.unsafe(
+      PAGE_SQL, [sellerId, limit, (page - 1) * limit, fromDate, toDate, timeZone], { prepare: true }
+    )
+    const pageInfo = { total: row.total, page, hasNext: row.fetched > limit, limit }
+    return { data: { orders: { pageInfo, nodes: row.nodes } } }
   })
   return app
 }

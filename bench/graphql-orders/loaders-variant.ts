@@ -30,7 +30,8 @@ const offer = (f: Row) => ({
 })
 
 /** Answers each query's key from one `where key = any($1)` statement. */
-function byKey (database: () => Database, table: string, key: string, objKey: string, shape: (r: Row) => unknown, many: boolean) {
+function byKey (database: () => Database, table: string, key: string, objKey: string, shape: (r: Row) => unknown,
+  many: boolean) {
   return async (queries: Array<{ obj: Row }>) => {
     const keys = [...new Set(queries.map((q) => q.obj[objKey]).filter((k) => k !== null))]
     const rows = keys.length === 0 ? [] : await database().sql.unsafe(`select * from ${table} where ${key} = any($1) order by id`, [keys as never], { prepare: true })
@@ -49,7 +50,8 @@ const loadersPlugin = (bench: Database): FastifyPluginAsync => async (app) => {
   app.addHook('onRequest', app.requireCredential('access-token', 'authorization'))
   const resolvers = {
     Query: {
-      async orders (_root: unknown, { input }: { input: never }, ctx: { caller: { sellerId: number, storeIds: number[] | null } }) {
+      async orders (_root: unknown, { input }: { input: never },
+        ctx: { caller: { sellerId: number, storeIds: number[] | null } }) {
         const filter = parseOrderListInput(input)
         const { sql } = bench
         const where = sql`o.seller_id = ${ctx.caller.sellerId} and not o.is_deleted
@@ -102,7 +104,9 @@ const loadersPlugin = (bench: Database): FastifyPluginAsync => async (app) => {
       shop: async (queries) => {
         const ids = [...new Set(queries.map((q) => q.obj.shop_id).filter((k) => k !== null))]
         const rows = ids.length === 0 ? [] : await database().sql`select s.*, r.sync_id as retailer_sync_id from shops s join retailers r on r.id = s.retailer_id where s.id = any(${ids})`
-        const byId = new Map(rows.map((s) => [s.id, { id: s.id, syncId: s.sync_id, retailerSyncId: s.retailer_sync_id, shopName: s.shop_name }]))
+        const byId = new Map(rows.map((s) => [
+          s.id, { id: s.id, syncId: s.sync_id, retailerSyncId: s.retailer_sync_id, shopName: s.shop_name }
+        ]))
         return queries.map((q) => byId.get(q.obj.shop_id) ?? null)
       },
       orderItems: byKey(database, 'order_items', 'order_id', 'id', (l) => ({ id: String(l.id), skuId: l.sku_id, quantity: num(l.quantity), offer_id: l.offer_id, item_id: l.item_id, sku_id: l.sku_id }), true)

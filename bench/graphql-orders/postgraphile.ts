@@ -11,7 +11,9 @@ import { grafserv } from 'postgraphile/grafserv/node'
  * A one-day page is a set-returning function (PostGraphile's way to a range filter), created by run.ts.
  */
 
-export async function startPostgraphile (url: string, poolMax: number): Promise<{ server: http.Server, close: () => Promise<void> }> {
+export async function startPostgraphile (url: string, poolMax: number): Promise<{
+  server: http.Server, close: () => Promise<void>
+}> {
   const preset: GraphileConfig.Preset = {
     extends: [PostGraphileAmberPreset],
     disablePlugins: ['PgIndexBehaviorsPlugin'],

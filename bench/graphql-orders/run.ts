@@ -18,10 +18,11 @@ import { parseOrderListInput } from '../../src/orders/order-list-input.js'
  * npm run bench:orders — the orders query under load. Every target runs in its own process (serve.ts)
  * on the same data; the HTTP load (wrk, or autocannon where wrk is missing: ../lib/http-load.ts) is sent
  * from here. The targets: the service (GraphQL pass-through), the same service with standard execution
- * (GRAPHQL_PASS_THROUGH=false, what it was before), the bare-Fastify baseline, PostGraphile 5 (Amber), the limit (the page statement alone from a bare postgres.js client,
- * no HTTP), and optionally the loader variant. Each is checked to return the same orders before it is
- * timed. Per request it reports req/s, p50, p99 and CPU: the target process's (Node) and PostgreSQL's
- * (every process of the server, read from /proc). Then allocation.ts measures heap allocated per request.
+ * (GRAPHQL_PASS_THROUGH=false, what it was before), the bare-Fastify baseline, PostGraphile 5 (Amber),
+ * the limit (the page statement alone from a bare postgres.js client, no HTTP), and optionally the
+ * loader variant. Each is checked to return the same orders before it is timed. Per request it reports
+ * req/s, p50, p99 and CPU: the target process's (Node) and PostgreSQL's (every process of the server,
+ * read from /proc). Then allocation.ts measures heap allocated per request.
  *
  *   BENCH_ORDERS=100000        orders seeded for the main table
  *   BENCH_ORDERS_LARGE=0       set to 1000000 for the p99 comparison at scale (the seed takes ~2 min)
@@ -151,7 +152,9 @@ async function preparePostgraphile (bench: BenchDatabase): Promise<void> {
   }
 }
 
-function request (server: Server, token: string, scenario: Scenario): { path: string, headers: Record<string, string>, body: string } {
+function request (server: Server, token: string, scenario: Scenario): {
+  path: string, headers: Record<string, string>, body: string
+} {
   if (server.target === 'baseline') {
     return { path: '/orders', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sellerId: SELLER, ...scenario.input }) }
   }
@@ -174,8 +177,25 @@ async function fetchPage (server: Server, token: string, scenario: Scenario): Pr
   return text
 }
 
-type ServiceOrders = { pageInfo: { total: number, hasNext: boolean }, nodes: Array<{ orderId: string, orderTotal: number, orderItems: Array<{ id: string, sku: { offers: Array<{ id: number }> } }> }> }
-type PglOrders = { totalCount: number, pageInfo: { hasNextPage: boolean }, nodes: Array<{ rowId: string, orderTotal: string, orderItemsByOrderId: { nodes: Array<{ rowId: string, skusBySkuId: { offersBySkuId: { nodes: Array<{ rowId: number }> } } }> } }> }
+type ServiceOrders = {
+  pageInfo: { total: number, hasNext: boolean }
+  nodes: Array<{
+    orderId: string
+    orderTotal: number
+    orderItems: Array<{ id: string, sku: { offers: Array<{ id: number }> } }>
+  }>
+}
+type PglOrders = {
+  totalCount: number
+  pageInfo: { hasNextPage: boolean }
+  nodes: Array<{
+    rowId: string
+    orderTotal: string
+    orderItemsByOrderId: {
+      nodes: Array<{ rowId: string, skusBySkuId: { offersBySkuId: { nodes: Array<{ rowId: number }> } } }>
+    }
+  }>
+}
 
 /** The orders of a page as ids (orders, their lines, each line's SKU offers) and money, to compare engines. */
 function shapeOf (target: Target, body: string): string {
@@ -215,7 +235,8 @@ function percentile (sorted: number[], p: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 }
 
-async function measure (server: Server, token: string, scenario: Scenario, orders: number, postmaster: number, round: number): Promise<Measure> {
+async function measure (server: Server, token: string, scenario: Scenario, orders: number, postmaster: number,
+  round: number): Promise<Measure> {
   let rps: number; let p50: number; let p99: number; let total: number; let errors = 0
   let before: number; let nodeBefore: number; let pgBefore: number
   let clientCpu = 0
@@ -224,7 +245,8 @@ async function measure (server: Server, token: string, scenario: Scenario, order
     before = await call<number>(server, 'statements', 'statements'); nodeBefore = await call<number>(server, 'cpu', 'cpu'); pgBefore = pgCpuMs(postmaster)
     const result = await call<{ requests: number, latencies: number[] }>(server, { run: { input: scenario.input, seconds: DURATION, connections: CONNECTIONS } }, 'result')
     const sorted = result.latencies.sort((a, b) => a - b)
-    total = result.requests; rps = total / DURATION; p50 = Math.round(percentile(sorted, 0.5)); p99 = Math.round(percentile(sorted, 0.99))
+    total = result.requests; rps = total / DURATION
+    p50 = Math.round(percentile(sorted, 0.5)); p99 = Math.round(percentile(sorted, 0.99))
   } else {
     const r = request(server, token, scenario)
     const options = { url: `http://127.0.0.1:${server.port}${r.path}`, method: 'POST' as const, headers: r.headers, body: r.body, connections: CONNECTIONS }
@@ -237,7 +259,20 @@ async function measure (server: Server, token: string, scenario: Scenario, order
   const pgCpu = (pgCpuMs(postmaster) - pgBefore) / total
   const nodeCpu = ((await call<number>(server, 'cpu', 'cpu')) - nodeBefore) / 1000 / total
   const statements = ((await call<number>(server, 'statements', 'statements')) - before) / total
-  const m: Measure = { target: server.target, round, scenario: scenario.name, orders, rps, p50, p99, statements, errors, nodeCpu, pgCpu, clientCpu }
+  const m: Measure = {
+    target: server.target,
+    round,
+    scenario: scenario.name,
+    orders,
+    rps,
+    p50,
+    p99,
+    statements,
+    errors,
+    nodeCpu,
+    pgCpu,
+    clientCpu
+  }
   log(`  ${round}/${ROUNDS} ${m.target.padEnd(12)} ${m.scenario.padEnd(36)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  ` +
     `CPU/req node ${m.nodeCpu.toFixed(2)} ms pg ${m.pgCpu.toFixed(2)} ms client ${m.clientCpu.toFixed(2)} ms  ${m.statements.toFixed(2)} statements/req${errors ? `  ERRORS ${errors}` : ''}`)
   return m
@@ -259,7 +294,10 @@ async function prepare (label: string, orders: number): Promise<{ bench: BenchDa
   }
 }
 
-/** The plan of the filtered page as the service sends it (the pass-through's statement): which index serves it, its time inside PostgreSQL. */
+/**
+ * The plan of the filtered page as the service sends it (the pass-through's statement): which index serves it,
+ * its time inside PostgreSQL.
+ */
 async function explain (bench: BenchDatabase, scenario: Scenario): Promise<string> {
   const passThrough = new PassThrough(buildSchema(fs.readFileSync(SCHEMA_PATH, 'utf8')))
   const part = passThrough.plan(print(OrdersDocument), { input: scenario.input }, null)?.parts[0]
@@ -312,7 +350,9 @@ async function main (): Promise<void> {
           }
         })
         for (let round = 1; round <= ROUNDS; round++) {
-          for (const server of servers) results.push(await measure(server, main.token, scenario, SIZE, postmaster, round))
+          for (const server of servers) {
+            results.push(await measure(server, main.token, scenario, SIZE, postmaster, round))
+          }
         }
       }
       plans.push(`${SIZE.toLocaleString('en')} orders: ${await explain(main.bench, SCENARIOS[3]!)}`)
@@ -330,7 +370,9 @@ async function main (): Promise<void> {
       const service = await start('service', large.bench.url)
       try {
         for (const scenario of [SCENARIOS[1]!, SCENARIOS[3]!]) {
-          for (let round = 1; round <= ROUNDS; round++) results.push(await measure(service, large.token, scenario, LARGE, postmaster, round))
+          for (let round = 1; round <= ROUNDS; round++) {
+            results.push(await measure(service, large.token, scenario, LARGE, postmaster, round))
+          }
         }
         plans.push(`${LARGE.toLocaleString('en')} orders: ${await explain(large.bench, SCENARIOS[3]!)}`)
       } finally {

@@ -83,7 +83,8 @@ async function limitPage (input: OrderListQuery): Promise<string> {
   const [row] = await database.sql.unsafe(text, params as never[], { prepare: true })
   return (row as unknown as { body: string }).body
 }
-async function limitRun (input: OrderListQuery, seconds: number, connections: number): Promise<{ requests: number, latencies: number[] }> {
+async function limitRun (input: OrderListQuery, seconds: number,
+  connections: number): Promise<{ requests: number, latencies: number[] }> {
   const { text, params } = limitStatement(input)
   const end = Date.now() + seconds * 1000
   const latencies: number[] = []
@@ -107,7 +108,8 @@ process.on('message', async (message: unknown) => {
     process.send!({ body: await limitPage((message as { page: OrderListQuery }).page) })
   }
   if (typeof message === 'object' && message !== null && 'run' in message) {
-    const { input, seconds, connections } = (message as { run: { input: OrderListQuery, seconds: number, connections: number } }).run
+    const { input, seconds, connections } =
+      (message as { run: { input: OrderListQuery, seconds: number, connections: number } }).run
     process.send!({ result: await limitRun(input, seconds, connections) })
   }
   if (message === 'stop') {

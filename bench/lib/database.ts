@@ -44,7 +44,8 @@ async function serverUrl (): Promise<string> {
   return embedded.server.url
 }
 
-export async function benchDatabase (label: string, options: { max?: number, onQuery?: (q: string) => void } = {}): Promise<BenchDatabase> {
+export async function benchDatabase (label: string,
+  options: { max?: number, onQuery?: (q: string) => void } = {}): Promise<BenchDatabase> {
   const server = await serverUrl()
   const name = `oxs_bench_${label.replace(/\W/g, '_')}_${process.pid}`
   const admin = postgres(server, { max: 1, onnotice: () => {} })

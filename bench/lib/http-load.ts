@@ -86,7 +86,9 @@ async function runWrk (options: LoadOptions): Promise<LoadResult> {
     if (code !== 0 || !figures?.startsWith('{') || !stat) throw new Error(`wrk failed (${code}): ${out}`)
     const r = JSON.parse(figures) as { requests: number, us: number, p50: number, p99: number, errors: number }
     const cpuMs = parseProcStat(stat).childrenMs
-    return { requests: r.requests, perSecond: r.requests / (r.us / 1e6), p50: r.p50, p99: r.p99, errors: r.errors, cpuMs }
+    return {
+      requests: r.requests, perSecond: r.requests / (r.us / 1e6), p50: r.p50, p99: r.p99, errors: r.errors, cpuMs
+    }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
@@ -95,7 +97,12 @@ async function runWrk (options: LoadOptions): Promise<LoadResult> {
 async function runAutocannon (options: LoadOptions): Promise<LoadResult> {
   const before = process.cpuUsage()
   const r = await autocannon({
-    url: options.url, method: options.method, headers: options.headers, body: options.body, connections: options.connections, duration: options.seconds
+    url: options.url,
+    method: options.method,
+    headers: options.headers,
+    body: options.body,
+    connections: options.connections,
+    duration: options.seconds
   })
   const used = process.cpuUsage(before)
   return {

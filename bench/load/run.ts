@@ -74,7 +74,9 @@ const percentile = (values: number[], p: number): number => {
 }
 
 /** Times `probe` every 100 ms until stopped; also samples the server's RSS. */
-function prober (server: Server, probe: () => Promise<number>): { stop: () => Promise<{ latencies: number[], statuses: number[], peakRss: number }> } {
+function prober (server: Server, probe: () => Promise<number>): {
+  stop: () => Promise<{ latencies: number[], statuses: number[], peakRss: number }>
+} {
   const latencies: number[] = []
   const statuses: number[] = []
   let peakRss = 0
@@ -127,8 +129,12 @@ async function phase (name: string, server: Server, request: { method: 'POST' | 
     liveP50: percentile(liveRun.latencies, 50),
     liveP99: percentile(liveRun.latencies, 99),
     liveFailures: liveRun.statuses.filter((s) => s !== 200).length,
-    refusedP50: refusedRun ? percentile(refusedRun.latencies.filter((_, i) => refusedRun.statuses[i] !== 200), 50) : NaN,
-    refusedP99: refusedRun ? percentile(refusedRun.latencies.filter((_, i) => refusedRun.statuses[i] !== 200), 99) : NaN,
+    refusedP50: refusedRun
+      ? percentile(refusedRun.latencies.filter((_, i) => refusedRun.statuses[i] !== 200), 50)
+      : NaN,
+    refusedP99: refusedRun
+      ? percentile(refusedRun.latencies.filter((_, i) => refusedRun.statuses[i] !== 200), 99)
+      : NaN,
     refusedSamples: refusedRun ? refusedRun.statuses.filter((s) => s !== 200).length : 0,
     peakRss: Math.max(liveRun.peakRss, refusedRun?.peakRss ?? 0)
   }

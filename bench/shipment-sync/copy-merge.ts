@@ -12,10 +12,14 @@ import { copyInto, copyLines } from './rows.js'
 
 export interface WriteCounts { inserted: number, updated: number }
 
-export async function writeByCopyMerge (tx: postgres.TransactionSql, sellerId: number, batch: SyncBatch): Promise<WriteCounts> {
+export async function writeByCopyMerge (tx: postgres.TransactionSql, sellerId: number,
+  batch: SyncBatch): Promise<WriteCounts> {
   await tx.unsafe('create temp table sync_in (n serial, retailer_sync_id text, shop_sync_id text, offer_sync_id text, quantity text) on commit drop')
   const rows = batch.retailerSyncIds.map((r, i) => ({
-    retailerSyncId: r, shopSyncId: batch.shopSyncIds[i], offerSyncId: batch.offerSyncIds[i], outstandingQuantity: batch.quantities[i]
+    retailerSyncId: r,
+    shopSyncId: batch.shopSyncIds[i],
+    offerSyncId: batch.offerSyncIds[i],
+    outstandingQuantity: batch.quantities[i]
   }))
   await copyInto(tx`copy sync_in (retailer_sync_id, shop_sync_id, offer_sync_id, quantity) from stdin`, copyLines(rows, null))
   // The same merge as write-outstanding.ts, reading the temp table instead of unnest (unmatched IDs too),

@@ -36,7 +36,9 @@ export function copyLines (rows: readonly BenchRow[], sellerId: number | null): 
   const lines = new Array<string>(rows.length)
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]
-    const fields = [copyField(r.retailerSyncId), copyField(r.shopSyncId), copyField(r.offerSyncId), String(r.outstandingQuantity)]
+    const fields = [
+      copyField(r.retailerSyncId), copyField(r.shopSyncId), copyField(r.offerSyncId), String(r.outstandingQuantity)
+    ]
     lines[i] = (sellerId === null ? fields : [String(sellerId), ...fields]).join('\t') + '\n'
   }
   return lines.join('')
@@ -46,7 +48,8 @@ export function copyLines (rows: readonly BenchRow[], sellerId: number | null): 
  * Streams COPY text into a COPY … FROM STDIN query. postgres.js never settles a COPY the server rejects,
  * so the bench gives up loudly after a timeout instead of hanging (its rows are valid, so it should not).
  */
-export async function copyInto (query: postgres.PendingQuery<postgres.Row[]>, text: string, timeoutMs = 120_000): Promise<void> {
+export async function copyInto (query: postgres.PendingQuery<postgres.Row[]>, text: string,
+  timeoutMs = 120_000): Promise<void> {
   const stream = await query.writable()
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`COPY did not finish within ${timeoutMs} ms`)), timeoutMs)

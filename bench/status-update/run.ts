@@ -83,7 +83,9 @@ try {
     if (outcome.failed !== 0) throw new Error(`${mode} batch failed: ${JSON.stringify(outcome.errors.slice(0, 3))}`)
   }
 
-  interface Row { mode: Mode, size: number, runs: number, medianMs: number, ordersPerSecond: number, statementsPerOrder: number }
+  interface Row {
+    mode: Mode, size: number, runs: number, medianMs: number, ordersPerSecond: number, statementsPerOrder: number
+  }
   const rows: Row[] = []
   for (const mode of modes) {
     await runOnce(mode, batch(sizes[0], 0)) // warm-up: JIT, prepared statements
@@ -101,7 +103,14 @@ try {
       }
       times.sort((a, b) => a - b)
       const medianMs = times[Math.floor(times.length / 2)]
-      rows.push({ mode, size, runs, medianMs, ordersPerSecond: size / (medianMs / 1000), statementsPerOrder: counted / (runs * size) })
+      rows.push({
+        mode,
+        size,
+        runs,
+        medianMs,
+        ordersPerSecond: size / (medianMs / 1000),
+        statementsPerOrder: counted / (runs * size)
+      })
       console.log(`${mode} × ${size}: ${medianMs.toFixed(1)} ms, ${Math.round(size / (medianMs / 1000))} orders/s`)
     }
   }

@@ -29,7 +29,8 @@ async function changeOne (
   }
 }
 
-export async function updateOrderStatusesWith (strategy: BatchStrategy, db: Db, caller: Caller, items: unknown[]): Promise<BatchOutcome> {
+export async function updateOrderStatusesWith (strategy: BatchStrategy, db: Db, caller: Caller,
+  items: unknown[]): Promise<BatchOutcome> {
   if (strategy === 'set-based') return updateOrderStatuses(db, caller, items)
   const { pending, errors } = parseItems(items)
   const actor: Actor = { sellerId: caller.sellerId, credentialId: caller.credentialId, storeIds: caller.storeIds, source: 'api' }

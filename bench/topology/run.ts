@@ -69,7 +69,8 @@ try {
    * `clients` loops calling `once` (round robin over the ports) for SECONDS, or until one returns null
    * (nothing left to send); the sum of what they returned, per second of the time it took.
    */
-  async function load (ports: number[], clients: number, once: (port: number, client: number, n: number) => Promise<number | null>): Promise<number> {
+  async function load (ports: number[], clients: number,
+    once: (port: number, client: number, n: number) => Promise<number | null>): Promise<number> {
     const started = Date.now()
     const end = started + SECONDS * 1000
     let total = 0
@@ -84,7 +85,8 @@ try {
     if (exhausted) log(`  (ran out of placed orders after ${((Date.now() - started) / 1000).toFixed(1)} s)`)
     return total / ((Date.now() - started) / 1000)
   }
-  async function post (port: number, path: string, method: string, headers: Record<string, string>, body: string): Promise<any> {
+  async function post (port: number, path: string, method: string, headers: Record<string, string>,
+    body: string): Promise<any> {
     const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body })
     const json = await res.json()
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`)

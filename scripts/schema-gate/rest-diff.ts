@@ -21,7 +21,10 @@ function branches (schema: Schema): Schema[] {
   return Array.isArray(schema.anyOf) ? schema.anyOf as Schema[] : [schema]
 }
 
-/** Which branch of the other side a branch corresponds to: a literal by its value, a titled schema by title, else its type. */
+/**
+ * Which branch of the other side a branch corresponds to: a literal by its value, a titled schema by title, else
+ * its type.
+ */
 function branchKey (schema: Schema): string {
   if ('const' in schema) return `value ${JSON.stringify(schema.const)}`
   if (typeof schema.title === 'string') return schema.title

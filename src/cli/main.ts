@@ -48,7 +48,8 @@ async function withConnection<T> (config: Config, fn: (c: Connection) => Promise
 type Out = (line: string) => void
 
 /** Runs one CLI command. Output goes through `out` (stdout) and `err` (stderr) so tests can read it. */
-export async function runCli (argv: string[], env: Record<string, string | undefined>, out: Out, err: Out): Promise<number> {
+export async function runCli (argv: string[], env: Record<string, string | undefined>, out: Out,
+  err: Out): Promise<number> {
   const [command, ...rest] = argv
   try {
     if (!command || command === '--help' || command === 'help') {
@@ -76,7 +77,9 @@ export async function runCli (argv: string[], env: Record<string, string | undef
         const started = Date.now()
         const summary = await withConnection(config, async ({ database }) => {
           await migrate(database.url)
-          return seed(database, { orders, seed: seedValue, anchor, autoRejectAfterMs: config.AUTO_REJECT_AFTER_MS, log: err })
+          return seed(database, {
+            orders, seed: seedValue, anchor, autoRejectAfterMs: config.AUTO_REJECT_AFTER_MS, log: err
+          })
         })
         if (values.json) out(JSON.stringify(summary, null, 2))
         else {

@@ -22,17 +22,22 @@ export function onStopSignal (): StopTrigger {
  * instances (which then run with WORKER_ENABLED=false). Runs until SIGINT/SIGTERM (or `trigger`), then
  * finishes the jobs in hand. Logs are pino JSON on stdout, like the server's.
  */
-export async function runWorker (config: Config, options: { trigger?: StopTrigger, logger?: pino.Logger } = {}): Promise<number> {
+export async function runWorker (config: Config,
+  options: { trigger?: StopTrigger, logger?: pino.Logger } = {}): Promise<number> {
   const logger = options.logger ?? pino(loggerOptions(config) as pino.LoggerOptions)
   const trigger = options.trigger ?? onStopSignal()
   try {
     // Direct (WORKER_DATABASE_URL when set): a worker needs a session for its queue anyway.
-    const connection = await connect(config, { max: config.WORKER_CONCURRENCY + 2, direct: true, log: (line) => logger.debug({ postgres: line }) })
+    const connection = await connect(config, {
+      max: config.WORKER_CONCURRENCY + 2, direct: true, log: (line) => logger.debug({ postgres: line })
+    })
     try {
       await migrate(connection.sessionUrl)
       // Its deliveries on an admin port of its own when METRICS_PORT is set (a worker has no API port).
       const metrics = createMetrics()
-      const metricsServer = config.METRICS_PORT ? await startMetricsServer(metrics.registry, config.METRICS_HOST, config.METRICS_PORT) : undefined
+      const metricsServer = config.METRICS_PORT
+        ? await startMetricsServer(metrics.registry, config.METRICS_HOST, config.METRICS_PORT)
+        : undefined
       try {
         // Restarted after a fatal error (a long database outage) until told to stop.
         const worker = await startWorker(config, connection.database, connection.sessionUrl, logger, metrics)

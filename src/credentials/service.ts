@@ -30,7 +30,9 @@ export interface IssueInput {
 export async function issueCredential (tx: Tx, input: IssueInput): Promise<{ id: number, secret: string }> {
   const [seller] = await tx.select({ id: sellers.id }).from(sellers).where(eq(sellers.id, input.sellerId))
   if (!seller) throw new CredentialError(`No seller with companyId ${input.sellerId}`)
-  const storeIds = input.storeIds && input.storeIds.length > 0 ? [...new Set(input.storeIds)].sort((a, b) => a - b) : null
+  const storeIds = input.storeIds && input.storeIds.length > 0
+    ? [...new Set(input.storeIds)].sort((a, b) => a - b)
+    : null
   if (storeIds) {
     const own = await tx.select({ id: stores.id }).from(stores)
       .where(and(eq(stores.sellerId, input.sellerId), inArray(stores.id, storeIds)))
@@ -40,7 +42,13 @@ export async function issueCredential (tx: Tx, input: IssueInput): Promise<{ id:
   }
   const { secret, keyId, secretHash } = generateSecret(input.kind, input.environment)
   const [row] = await tx.insert(credentials).values({
-    sellerId: input.sellerId, kind: input.kind, environment: input.environment, keyId, secretHash, storeIds, label: input.label ?? null
+    sellerId: input.sellerId,
+    kind: input.kind,
+    environment: input.environment,
+    keyId,
+    secretHash,
+    storeIds,
+    label: input.label ?? null
   }).returning({ id: credentials.id })
   return { id: row.id, secret }
 }
@@ -105,5 +113,7 @@ export async function verifyCredential (
     await tx.update(credentials).set({ lastUsedAt: sql`now()` }).where(and(eq(credentials.id, row.id),
       sql`(${credentials.lastUsedAt} is null or ${credentials.lastUsedAt} < now() - interval '${sql.raw(LAST_USED_GRANULARITY)}')`))
   }
-  return { credentialId: row.id, sellerId: row.sellerId, kind: row.kind, environment: row.environment, storeIds: row.storeIds }
+  return {
+    credentialId: row.id, sellerId: row.sellerId, kind: row.kind, environment: row.environment, storeIds: row.storeIds
+  }
 }

@@ -21,7 +21,8 @@ export interface Connection {
 }
 
 /** The database URL this config points at, starting the embedded server when DATABASE_URL is unset. */
-export async function resolveDatabaseUrl (config: Config, log: (line: string) => void = () => {}): Promise<{ url: string, embedded?: EmbeddedServer }> {
+export async function resolveDatabaseUrl (config: Config,
+  log: (line: string) => void = () => {}): Promise<{ url: string, embedded?: EmbeddedServer }> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL }
   const embedded = await startEmbeddedPostgres({
     dataDir: path.join(config.DATA_DIR, 'pg'),
@@ -51,7 +52,12 @@ export async function connect (config: Config, options: ConnectOptions = {}): Pr
   const sessionUrl = sessionDatabaseUrl(config, url)
   // Behind a transaction pooler: unnamed statements, and no startup parameters it would refuse.
   const pooled = config.DATABASE_POOL_MODE === 'transaction' && !options.direct
-  const settings = { max: options.max ?? config.DB_POOL_MAX, onQuery: options.onQuery, prepare: !pooled, timeouts: pooled ? undefined : sessionTimeouts(config) }
+  const settings = {
+    max: options.max ?? config.DB_POOL_MAX,
+    onQuery: options.onQuery,
+    prepare: !pooled,
+    timeouts: pooled ? undefined : sessionTimeouts(config)
+  }
   const database = openDatabase(options.direct ? sessionUrl : url, settings)
   const reads = config.READ_DATABASE_URL && !options.direct
     ? openDatabase(config.READ_DATABASE_URL, { ...settings, application: 'order-exchange-reads' })

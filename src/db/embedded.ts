@@ -93,7 +93,9 @@ function blockedAncestor (target: string, user: RunAs): string | null {
     let st: fs.Stats
     try { st = fs.statSync(d) } catch { return null } // not created yet: we create it below
     const mode = st.mode
-    const canEnter = st.uid === user.uid ? (mode & 0o100) !== 0 : st.gid === user.gid ? (mode & 0o010) !== 0 : (mode & 0o001) !== 0
+    const canEnter = st.uid === user.uid
+      ? (mode & 0o100) !== 0
+      : st.gid === user.gid ? (mode & 0o010) !== 0 : (mode & 0o001) !== 0
     if (!canEnter) return d
   }
   return null

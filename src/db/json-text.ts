@@ -93,7 +93,10 @@ export function arrayAggText (element: SQL, order: SQL): SQL {
   return sql`'[' || coalesce(${elementsAggText(element, order)}, '') || ']'`
 }
 
-/** `e1,e2` (no brackets; null for no rows): a list's elements grouped apart, bracketed where it is used (`listText`). */
+/**
+ * `e1,e2` (no brackets; null for no rows): a list's elements grouped apart, bracketed where it is used
+ * (`listText`).
+ */
 export function elementsAggText (element: SQL, order: SQL): SQL {
   return sql`string_agg(${element}, ',' order by ${order})`
 }
@@ -108,8 +111,8 @@ export type ScalarFields = Record<string, SQL>
  * The text of one object from its plan: scalars from `scalars`, __typename from `typeName`, anything
  * else from `nested` (which throws for a field it does not know).
  */
-export function planObject (entries: JsonEntry[], typeName: string, scalars: ScalarFields, nested: (name: string, entries: JsonEntry[]) => SQL,
-  surround?: Surround): SQL {
+export function planObject (entries: JsonEntry[], typeName: string, scalars: ScalarFields,
+  nested: (name: string, entries: JsonEntry[]) => SQL, surround?: Surround): SQL {
   return objectText(entries.map(({ key, value }) => {
     if (value.kind === 'typename') return { key, value: nameText(value.name) }
     if (value.entries === undefined) {

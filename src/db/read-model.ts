@@ -87,7 +87,8 @@ export function scalarTexts (model: Model, row: string): ScalarFields {
  * The entries of every scalar of `model` under its own name, and of each nested field `nested` gives
  * entries for (the standard execution reads whole objects; graphql-js picks the selected fields).
  */
-export function entriesOf (model: Model, nested: (name: string, model: Model) => JsonEntry[] | undefined = () => undefined): JsonEntry[] {
+export function entriesOf (model: Model,
+  nested: (name: string, model: Model) => JsonEntry[] | undefined = () => undefined): JsonEntry[] {
   const entries: JsonEntry[] = []
   for (const [name, f] of Object.entries(model)) {
     if (f.kind === 'scalar') {

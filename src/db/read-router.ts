@@ -31,7 +31,10 @@ export type ReadTarget = 'replica' | 'primary'
 
 export interface ReadRouterState {
   configured: boolean
-  /** Milliseconds behind the primary at the last poll (at least this many, until a poll bounds it); null when unknown. */
+  /**
+   * Milliseconds behind the primary at the last poll (at least this many, until a poll bounds it); null when
+   * unknown.
+   */
   lagMs: number | null
   /** Where a read goes now. */
   target: ReadTarget
@@ -50,7 +53,8 @@ export function parseLsn (text: string): bigint {
  * replayed (bounded). When it has replayed none of the kept samples (the first poll of a lagging
  * replica), only a lower bound is known: now minus the oldest sample (not bounded).
  */
-export function lagFromSamples (samples: readonly Sample[], replayed: bigint, now: number): { ms: number, bounded: boolean } {
+export function lagFromSamples (samples: readonly Sample[], replayed: bigint,
+  now: number): { ms: number, bounded: boolean } {
   for (let i = samples.length - 1; i >= 0; i--) {
     if (samples[i]!.lsn <= replayed) return { ms: Math.max(0, now - samples[i]!.at), bounded: true }
   }
@@ -67,7 +71,11 @@ export class ReadRouter {
   private timer: NodeJS.Timeout | null = null
   private polling: Promise<void> | null = null
 
-  constructor (private readonly primary: Database, private readonly replica: Database | undefined, private readonly options: ReadRouterOptions) {}
+  constructor (
+    private readonly primary: Database,
+    private readonly replica: Database | undefined,
+    private readonly options: ReadRouterOptions
+  ) {}
 
   /** A router without a replica: every read on the primary. */
   static primaryOnly (primary: Database): ReadRouter {
@@ -94,7 +102,9 @@ export class ReadRouter {
   async start (): Promise<void> {
     if (!this.replica || this.timer) return
     await this.poll()
-    this.timer = setInterval(() => { this.polling ??= this.poll().finally(() => { this.polling = null }) }, this.options.pollMs)
+    this.timer = setInterval(() => {
+      this.polling ??= this.poll().finally(() => { this.polling = null })
+    }, this.options.pollMs)
     this.timer.unref()
   }
 

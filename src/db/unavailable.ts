@@ -39,7 +39,8 @@ function carriesSqlState (err: unknown, states: readonly string[]): boolean {
   for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
     const { code } = current as { code?: unknown }
     if (typeof code === 'string' && states.includes(code)) return true
-    current = (current as { cause?: unknown, originalError?: unknown }).cause ?? (current as { originalError?: unknown }).originalError
+    current = (current as { cause?: unknown, originalError?: unknown }).cause ??
+      (current as { originalError?: unknown }).originalError
   }
   return false
 }
@@ -54,7 +55,8 @@ export function isDatabaseUnavailable (err: unknown): boolean {
     // An aggregate of connection attempts (several addresses) carries the socket errors in `errors`.
     const errors = (current as { errors?: unknown }).errors
     if (Array.isArray(errors) && errors.length > 0 && errors.every((e) => isDatabaseUnavailable(e))) return true
-    current = (current as { cause?: unknown, originalError?: unknown }).cause ?? (current as { originalError?: unknown }).originalError
+    current = (current as { cause?: unknown, originalError?: unknown }).cause ??
+      (current as { originalError?: unknown }).originalError
   }
   return false
 }

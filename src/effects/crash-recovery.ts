@@ -44,7 +44,8 @@ function livenessHeld (lockedBy: SQL): SQL {
  * Releases the jobs held by pools that hold no liveness lock (now, in this statement), locked at least
  * `graceSeconds` ago; `only` restricts it to those pools. Returns the pool ids released.
  */
-export async function releaseJobsOfDeadWorkers (tx: Tx, graceSeconds = RECOVERY_GRACE_SECONDS, only?: string[]): Promise<string[]> {
+export async function releaseJobsOfDeadWorkers (tx: Tx, graceSeconds = RECOVERY_GRACE_SECONDS,
+  only?: string[]): Promise<string[]> {
   const rows = await tx.execute<{ locked_by: string }>(sql`
     with dead as (
       select distinct j.locked_by

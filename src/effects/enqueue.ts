@@ -15,7 +15,12 @@ import { AUTO_REJECT_KEY_PREFIX, AUTO_REJECT_MAX_ATTEMPTS, NOTIFY_MAX_ATTEMPTS, 
 export async function enqueueNotifications (tx: Tx, payloads: NotifyPayload[]): Promise<number> {
   if (payloads.length === 0) return 0
   const events = payloads.map((p) => ({
-    event_id: p.eventId, order_id: p.orderId, seller_id: p.sellerId, channel: p.channel, event_type: p.eventType, payload: p
+    event_id: p.eventId,
+    order_id: p.orderId,
+    seller_id: p.sellerId,
+    channel: p.channel,
+    event_type: p.eventType,
+    payload: p
   }))
   const rows = await tx.execute<{ enqueued: string }>(sql`
     with event as (

@@ -25,7 +25,9 @@ export const EVENT_STATUS = {
 export type NotificationEventType = keyof typeof EVENT_STATUS
 export type AnnouncedStatus = (typeof EVENT_STATUS)[NotificationEventType]
 
-const EVENT_TYPE = Object.fromEntries(Object.entries(EVENT_STATUS).map(([type, status]) => [status, type])) as Record<AnnouncedStatus, NotificationEventType>
+const EVENT_TYPE = Object.fromEntries(
+  Object.entries(EVENT_STATUS).map(([type, status]) => [status, type])
+) as Record<AnnouncedStatus, NotificationEventType>
 
 /** The event a change to this status announces. */
 export function eventTypeOf (status: AnnouncedStatus): NotificationEventType {

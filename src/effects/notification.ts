@@ -25,7 +25,13 @@ export interface Notification {
     reason: string | null
   }
   seller: { companyId: number, name: string }
-  retailer: { retailerId: number, name: string, firstName: string | null, phone: string | null, whatsapp: string | null }
+  retailer: {
+    retailerId: number
+    name: string
+    firstName: string | null
+    phone: string | null
+    whatsapp: string | null
+  }
 }
 
 /** A notification with the state of its delivery row (null: no row yet). */
@@ -74,7 +80,13 @@ export async function loadNotification (tx: Tx, payload: NotifyPayload): Promise
       reason: payload.reason
     },
     seller: { companyId: row.seller_id, name: row.seller_name },
-    retailer: { retailerId: row.retailer_id, name: row.retailer_name, firstName: row.first_name, phone: row.phone, whatsapp: row.whatsapp }
+    retailer: {
+      retailerId: row.retailer_id,
+      name: row.retailer_name,
+      firstName: row.first_name,
+      phone: row.phone,
+      whatsapp: row.whatsapp
+    }
   }
   return { notification, deliveryStatus: row.delivery_status }
 }

@@ -32,7 +32,9 @@ export interface EffectsWorker {
  * one of them at a time. The tasks do their work through the service's database handle; graphile-worker
  * keeps its own small pg pool for the queue.
  */
-export async function startEffectsWorker ({ config, url, logger: log, taskList, details, crontab }: EffectsWorkerOptions): Promise<EffectsWorker> {
+export async function startEffectsWorker (
+  { config, url, logger: log, taskList, details, crontab }: EffectsWorkerOptions
+): Promise<EffectsWorker> {
   const liveness = new WorkerLiveness(url, log, config.WORKER_RECOVERY_INTERVAL_MS)
   await liveness.open()
   const events: WorkerEvents = new EventEmitter()

@@ -132,8 +132,12 @@ function nodesText (entries: JsonEntry[], parts: Parts): SQL {
   return sql`(select ${arrayAggText(order, sql.raw('p.created_at, p.id'))} from picked p join orders o on o.id = p.id ${sql.join(joins, sql` `)})`
 }
 
-/** The statement that writes the OrderConnection of `entries`, with `around` before and after it, as one text column, `body`. */
-export function orderConnectionStatement (reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string, around: SurroundText): SQL {
+/**
+ * The statement that writes the OrderConnection of `entries`, with `around` before and after it, as one text column,
+ * `body`.
+ */
+export function orderConnectionStatement (reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[],
+  timeZone: string, around: SurroundText): SQL {
   const source = pageSource(reader, filter, timeZone)
   const parts = new Parts()
   const connection = planObject(entries, 'OrderConnection', {}, (field, sub) => {
@@ -154,8 +158,8 @@ interface PageContext { reader: OrderReader, filter: OrderListFilter, timeZone: 
  * The statement of `entries` for this reader and filter. Its text is built once per shape (selection and
  * set of filters in use) and handle, kept as a template; each request fills in its values.
  */
-export function orderConnectionQuery (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string,
-  around: SurroundText, entriesKey = JSON.stringify(entries)): Query {
+export function orderConnectionQuery (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[],
+  timeZone: string, around: SurroundText, entriesKey = JSON.stringify(entries)): Query {
   const key = `${entriesKey}|${reader.storeIds === null}|${filter.fromDate === null}|${filter.toDate === null}|${filter.updatedSince === null}`
   return templatesOf<PageContext>(tx, 'order-connection').query(key, () => orderConnectionStatement(
     {
@@ -178,7 +182,7 @@ export function orderConnectionQuery (tx: Tx, reader: OrderReader, filter: Order
  * The page as JSON text in UTF-8 bytes (an OrderConnection of the selected fields, with `around` before
  * and after it); throws PlanNotCovered for a field it does not write.
  */
-export async function readOrderConnectionText (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string,
-  around: SurroundText, entriesKey?: string): Promise<Buffer> {
+export async function readOrderConnectionText (tx: Tx, reader: OrderReader, filter: OrderListFilter,
+  entries: JsonEntry[], timeZone: string, around: SurroundText, entriesKey?: string): Promise<Buffer> {
   return await runJsonQuery(tx, orderConnectionQuery(tx, reader, filter, entries, timeZone, around, entriesKey))
 }

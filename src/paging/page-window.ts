@@ -15,7 +15,9 @@ export interface PageWindow {
   limit: number
 }
 
-export function parsePageWindow (input: { page?: number | null, limit?: number | null } | null | undefined): PageWindow {
+export function parsePageWindow (
+  input: { page?: number | null, limit?: number | null } | null | undefined
+): PageWindow {
   const page = input?.page ?? DEFAULT_PAGE
   if (page < 1) throw new InvalidInputError('page', `page must be at least 1, got ${page}`)
   const requested = input?.limit ?? DEFAULT_LIMIT

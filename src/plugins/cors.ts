@@ -37,6 +37,8 @@ function ownOrigin (request: FastifyRequest): string {
   return `${request.protocol}://${request.host}`
 }
 
+type CorsCallback = (error: Error | null, options: FastifyCorsOptions) => void
+
 async function corsPlugin (app: FastifyInstance, options: { origins: readonly string[] }): Promise<void> {
   const allowed = originMatcher(options.origins)
   const allowedOptions: FastifyCorsOptions = {
@@ -46,7 +48,7 @@ async function corsPlugin (app: FastifyInstance, options: { origins: readonly st
     maxAge: 600,
     strictPreflight: false
   }
-  await app.register(cors, () => (request: FastifyRequest, callback: (error: Error | null, options: FastifyCorsOptions) => void) => {
+  await app.register(cors, () => (request: FastifyRequest, callback: CorsCallback) => {
     const origin = request.headers.origin
     if (typeof origin !== 'string' || !(origin === ownOrigin(request) || allowed(origin))) {
       callback(null, { origin: false })

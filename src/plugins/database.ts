@@ -17,7 +17,8 @@ declare module 'fastify' {
  * the app — server.ts or a test — so the app never owns a connection it did not make. The same for the
  * read router (its replica pool and its lag polling): without one, every read goes to the primary.
  */
-export default fp(async function databasePlugin (app, opts: { config: Config, database: Database, reads?: ReadRouter }) {
+export default fp(async function databasePlugin (app,
+  opts: { config: Config, database: Database, reads?: ReadRouter }) {
   app.decorate('config', opts.config)
   app.decorate('database', opts.database)
   app.decorate('reads', opts.reads ?? ReadRouter.primaryOnly(opts.database))

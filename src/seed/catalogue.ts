@@ -1,6 +1,8 @@
 /** Realistic Indian B2B shapes for the demo: FMCG catalogue, kirana retailers, GST slabs. */
 
-export const PRODUCTS: ReadonlyArray<{ name: string, pricePaise: number, gst: number, cess: number, tags: string[] }> = [
+export const PRODUCTS: ReadonlyArray<{
+  name: string, pricePaise: number, gst: number, cess: number, tags: string[]
+}> = [
   { name: 'Tata Salt 1kg', pricePaise: 2800, gst: 0, cess: 0, tags: ['staples'] },
   { name: 'Aashirvaad Shudh Chakki Atta 10kg', pricePaise: 45500, gst: 5, cess: 0, tags: ['staples', 'flour'] },
   { name: 'Fortune Sunflower Oil 1L', pricePaise: 15500, gst: 5, cess: 0, tags: ['edible-oil'] },

@@ -22,7 +22,10 @@ export interface SeedOptions {
   seed: number
   /** Orders are created in the 90 days up to this instant. Fixed by default so runs are repeatable. */
   anchor: Date
-  /** AUTO_REJECT_AFTER_MS: placed orders of auto-reject sellers get their job this long after loading (0 = none). Default 24 h. */
+  /**
+   * AUTO_REJECT_AFTER_MS: placed orders of auto-reject sellers get their job this long after loading (0 = none).
+   * Default 24 h.
+   */
   autoRejectAfterMs?: number
   log?: (line: string) => void
 }
@@ -41,7 +44,15 @@ export interface SeedSummary { sellers: SellerSummary[], orders: number, orderIt
 
 export const DEFAULT_ANCHOR = new Date('2026-11-01T00:00:00Z')
 
-interface SellerPlan { name: string, status: SellerStatus, pointsPaise: number, takeRate: string, share: number, stores: string[], autoReject: boolean }
+interface SellerPlan {
+  name: string
+  status: SellerStatus
+  pointsPaise: number
+  takeRate: string
+  share: number
+  stores: string[]
+  autoReject: boolean
+}
 
 const SELLER_PLANS: SellerPlan[] = [
   { name: 'Sharma Distributors Pvt Ltd', status: 'active', pointsPaise: 500_000_000_00, takeRate: '0.0200', share: 0.6, stores: ['Mumbai Central Warehouse', 'Pune Depot', 'Nashik Depot'], autoReject: true },
@@ -51,7 +62,12 @@ const SELLER_PLANS: SellerPlan[] = [
 ]
 
 const STATUS_WEIGHTS: Record<OrderStatus, number> = {
-  ORDER_PLACED: 25, ORDER_ACCEPTED: 25, ORDER_REJECTED_BY_SELLER: 10, ORDER_COMPLETED_BY_SELLER: 20, CANCELLED: 10, DELIVERED: 10
+  ORDER_PLACED: 25,
+  ORDER_ACCEPTED: 25,
+  ORDER_REJECTED_BY_SELLER: 10,
+  ORDER_COMPLETED_BY_SELLER: 20,
+  CANCELLED: 10,
+  DELIVERED: 10
 }
 const PAYMENT_WEIGHTS: Record<PaymentMode, number> = { ONLINE_PAID: 35, PREPAID: 25, CASH_ON_DELIVERY: 40 }
 const DAY_MS = 86_400_000
@@ -65,7 +81,23 @@ export function paise (p: number): string {
   return `${sign}${Math.floor(a / 100)}.${String(a % 100).padStart(2, '0')}`
 }
 
-const TABLES = { sellers, stores, retailers, shops, items, skus, offers, sellingUnits, dailyDeals, orders, orderItems, orderStatusHistory, pointsLedger, refunds, payoutSchedules }
+const TABLES = {
+  sellers,
+  stores,
+  retailers,
+  shops,
+  items,
+  skus,
+  offers,
+  sellingUnits,
+  dailyDeals,
+  orders,
+  orderItems,
+  orderStatusHistory,
+  pointsLedger,
+  refunds,
+  payoutSchedules
+}
 type Ids = Record<keyof typeof TABLES, number>
 
 /** The next free id of every table: ids are assigned here, so the rows of one seed can point at each other. */
@@ -78,9 +110,24 @@ async function nextIds (tx: Tx): Promise<Ids> {
   return ids
 }
 
-interface OfferInfo { id: number, skuId: number, itemId: number, pricePaise: number, gst: number, cess: number, dealId: number | null }
+interface OfferInfo {
+  id: number
+  skuId: number
+  itemId: number
+  pricePaise: number
+  gst: number
+  cess: number
+  dealId: number | null
+}
 interface Buyer { retailerId: number, name: string, shopId: number | null }
-interface SellerData { sellerId: number, plan: SellerPlan, storeIds: number[], offers: OfferInfo[], buyers: Buyer[], orderCount: number }
+interface SellerData {
+  sellerId: number
+  plan: SellerPlan
+  storeIds: number[]
+  offers: OfferInfo[]
+  buyers: Buyer[]
+  orderCount: number
+}
 
 /** The catalogue and buyers of every seller, and the rows that store them. */
 function planSellers (rnd: Random, ids: Ids, orderTotal: number, dealDate: string) {
@@ -102,10 +149,21 @@ function planSellers (rnd: Random, ids: Ids, orderTotal: number, dealDate: strin
     const sellerId = ids.sellers + s
     const orderCount = s === SELLER_PLANS.length - 1 ? orderTotal - allotted : Math.floor(orderTotal * plan.share)
     allotted += orderCount
-    rows.sellers.push({ id: sellerId, name: plan.name, status: plan.status, pointsBalance: paise(plan.pointsPaise), takeRate: plan.takeRate, autoRejectEnabled: plan.autoReject })
+    rows.sellers.push({
+      id: sellerId,
+      name: plan.name,
+      status: plan.status,
+      pointsBalance: paise(plan.pointsPaise),
+      takeRate: plan.takeRate,
+      autoRejectEnabled: plan.autoReject
+    })
     // The opening balance is a ledger entry too, so the ledger sums to the balance at all times.
     rows.ledger.push({ id: ids.pointsLedger + s, sellerId, orderId: null, kind: 'TOP_UP', amount: paise(plan.pointsPaise), balanceAfter: paise(plan.pointsPaise) })
-    const storeIds = plan.stores.map((name) => { const id = ids.stores++; rows.stores.push({ id, sellerId, name }); return id })
+    const storeIds = plan.stores.map((name) => {
+      const id = ids.stores++
+      rows.stores.push({ id, sellerId, name })
+      return id
+    })
 
     const offerInfos: OfferInfo[] = []
     PRODUCTS.forEach((p, i) => {
@@ -161,7 +219,8 @@ interface OrderRows {
 }
 
 /** Generates one order of a seller into `out`; counts the daily-deal quantity it grabbed. */
-function generateOrder (rnd: Random, ids: Ids, sd: SellerData, anchorMs: number, grabbed: Map<number, number>, out: OrderRows): void {
+function generateOrder (rnd: Random, ids: Ids, sd: SellerData, anchorMs: number, grabbed: Map<number, number>,
+  out: OrderRows): void {
   const orderId = ids.orders++
   const buyer = rnd.pick(sd.buyers)
   const shopId = buyer.shopId !== null && rnd.chance(0.85) ? buyer.shopId : null
@@ -179,7 +238,16 @@ function generateOrder (rnd: Random, ids: Ids, sd: SellerData, anchorMs: number,
     cess += Math.round(amount * offer.cess / 100)
     const dealId = offer.dealId !== null && rnd.chance(0.5) ? offer.dealId : null
     if (dealId !== null && status !== 'ORDER_REJECTED_BY_SELLER' && status !== 'CANCELLED') grabbed.set(dealId, (grabbed.get(dealId) ?? 0) + qty)
-    out.lines.push({ id: ids.orderItems++, orderId, itemId: offer.itemId, skuId: offer.skuId, offerId: offer.id, dealId, quantity: String(qty), unitPrice: paise(offer.pricePaise) })
+    out.lines.push({
+      id: ids.orderItems++,
+      orderId,
+      itemId: offer.itemId,
+      skuId: offer.skuId,
+      offerId: offer.id,
+      dealId,
+      quantity: String(qty),
+      unitPrice: paise(offer.pricePaise)
+    })
   }
   const extra = rnd.chance(0.2) ? rnd.pick([2000, 5000, 10000]) : 0
   const appliedPoints = payment === 'ONLINE_PAID' && rnd.chance(0.2) ? rnd.int(10, 50) * 100 : 0
@@ -287,7 +355,13 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
     }
     log(`orders: ${options.orders}, order items: ${orderItemsTotal}`)
     const summaries: SellerSummary[] = sellerData.map((sd) => ({
-      companyId: sd.sellerId, name: sd.plan.name, status: sd.plan.status, pointsBalance: paise(sd.plan.pointsPaise), takeRate: sd.plan.takeRate, storeIds: sd.storeIds, orderCount: sd.orderCount
+      companyId: sd.sellerId,
+      name: sd.plan.name,
+      status: sd.plan.status,
+      pointsBalance: paise(sd.plan.pointsPaise),
+      takeRate: sd.plan.takeRate,
+      storeIds: sd.storeIds,
+      orderCount: sd.orderCount
     }))
     return { sellers: summaries, orders: options.orders, orderItems: orderItemsTotal }
   })

@@ -15,7 +15,8 @@ export interface SellerView {
 
 /** The caller's own seller (it exists: credentials reference it by foreign key). */
 export async function readSeller (tx: Tx, reader: OrderReader): Promise<SellerView> {
-  const [seller] = await tx.select({ companyId: sellers.id, name: sellers.name, status: sellers.status, pointsBalance: sellers.pointsBalance })
+  const [seller] = await tx
+    .select({ companyId: sellers.id, name: sellers.name, status: sellers.status, pointsBalance: sellers.pointsBalance })
     .from(sellers).where(eq(sellers.id, reader.sellerId))
   const visible = await tx.select({ id: stores.id, name: stores.name }).from(stores)
     .where(and(eq(stores.sellerId, reader.sellerId), reader.storeIds ? inArray(stores.id, reader.storeIds) : undefined))

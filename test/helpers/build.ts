@@ -34,10 +34,13 @@ export interface TestContext {
 }
 
 /** A fresh database for this test (cloned from the migrated template), closed and dropped in teardown. */
-export async function testDatabase (t: Test, options: { onQuery?: (q: string) => void, timeouts?: SessionTimeouts } = {}): Promise<TestDatabase> {
+export async function testDatabase (t: Test,
+  options: { onQuery?: (q: string) => void, timeouts?: SessionTimeouts } = {}): Promise<TestDatabase> {
   const { url, drop } = await createTestDatabaseUrl()
   // The production session timeouts (config.ts defaults) unless a test sets its own, as the service does.
-  const database = openDatabase(url, { max: 5, onQuery: options.onQuery, timeouts: options.timeouts ?? sessionTimeouts(loadConfig({})) })
+  const database = openDatabase(url, {
+    max: 5, onQuery: options.onQuery, timeouts: options.timeouts ?? sessionTimeouts(loadConfig({}))
+  })
   const sql = rawClient(url)
   t.teardown(async () => {
     await database.close()

@@ -25,15 +25,19 @@ export function workerEnv (database: Database, env: Record<string, string> = {})
   return loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WORKER_POLL_INTERVAL_MS: '200', WORKER_RECOVERY_INTERVAL_MS: '500', ...env })
 }
 
-export async function startTestWorker (t: Test, database: Database, env: Record<string, string> = {}, logger?: Logger): Promise<EffectsWorker> {
+export async function startTestWorker (t: Test, database: Database, env: Record<string, string> = {},
+  logger?: Logger): Promise<EffectsWorker> {
   const config = workerEnv(database, env)
   const log = (logger ?? pino({ level: 'silent' })).child({ component: 'effects-worker' })
-  const worker = await startEffectsWorker({ config, url: database.url, logger: log, ...effectsTasks(config, database, log) })
+  const worker = await startEffectsWorker({
+    config, url: database.url, logger: log, ...effectsTasks(config, database, log)
+  })
   t.teardown(() => worker.stop())
   return worker
 }
 
-export async function waitFor (t: Test, what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
+export async function waitFor (t: Test, what: string, check: () => Promise<boolean> | boolean,
+  timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs
   while (!(await check())) {
     if (Date.now() > until) { t.fail(`timed out waiting for: ${what}`); throw new Error(`timed out waiting for: ${what}`) }
@@ -61,7 +65,8 @@ export async function enqueueEvent (database: Database, order: { id: number, sel
 }
 
 /** Some orders of the seeded demo data, in a given status. */
-export async function ordersIn (database: Database, status: string, limit: number, sellerId?: number): Promise<Array<{ id: number, sellerId: number }>> {
+export async function ordersIn (database: Database, status: string, limit: number,
+  sellerId?: number): Promise<Array<{ id: number, sellerId: number }>> {
   const rows = await database.sql`select id, seller_id from orders where status = ${status} and not is_deleted
     ${sellerId === undefined ? database.sql`` : database.sql`and seller_id = ${sellerId}`} order by id limit ${limit}`
   return rows.map((r) => ({ id: Number(r.id), sellerId: r.seller_id }))

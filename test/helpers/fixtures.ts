@@ -9,7 +9,8 @@ export async function seedDemo (database: Database, orders = 120, seedValue = 1)
   return seed(database, { orders, seed: seedValue, anchor: DEFAULT_ANCHOR })
 }
 
-export async function createSeller (database: Database, values: Partial<typeof sellers.$inferInsert> = {}): Promise<{ sellerId: number, storeIds: number[] }> {
+export async function createSeller (database: Database,
+  values: Partial<typeof sellers.$inferInsert> = {}): Promise<{ sellerId: number, storeIds: number[] }> {
   const [seller] = await database.db.insert(sellers).values({ name: 'Test Seller', ...values }).returning({ id: sellers.id })
   const rows = await database.db.insert(stores).values([{ sellerId: seller.id, name: 'Store A' }, { sellerId: seller.id, name: 'Store B' }]).returning({ id: stores.id })
   return { sellerId: seller.id, storeIds: rows.map((r) => r.id) }

@@ -22,7 +22,8 @@ export function fuzzSeed (base: number): number {
 export const SLOW_MS = 3000
 
 /** Any UTF-16 code units, lone surrogates and NUL included. */
-export const codeUnits = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 }).map((units) => String.fromCharCode(...units))
+export const codeUnits = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 })
+  .map((units) => String.fromCharCode(...units))
 
 /** Text meant to break things: quotes and code, NUL, lone surrogates, control characters, size. */
 /* eslint-disable no-template-curly-in-string -- template syntax inside strings is the point */

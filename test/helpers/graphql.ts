@@ -4,13 +4,17 @@ import type { FastifyInstance } from 'fastify'
 
 export interface GraphqlReply<TData> {
   statusCode: number
-  body: { data: TData | null, errors?: Array<{ message: string, path?: string[], extensions?: Record<string, unknown> }> }
+  body: {
+    data: TData | null
+    errors?: Array<{ message: string, path?: string[], extensions?: Record<string, unknown> }>
+  }
   raw: string
 }
 
 /** POST a typed document (or raw query text) to /v2/graphql with a bearer token, through app.inject. */
 export async function graphql<TData, TVariables> (
-  app: FastifyInstance, token: string | null, document: TypedDocumentNode<TData, TVariables> | string, variables?: TVariables
+  app: FastifyInstance, token: string | null, document: TypedDocumentNode<TData, TVariables> | string,
+  variables?: TVariables
 ): Promise<GraphqlReply<TData>> {
   const res = await app.inject({
     method: 'POST',

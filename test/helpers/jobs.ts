@@ -5,7 +5,8 @@ import type { NotifyPayload } from '../../src/effects/jobs.js'
 
 /* Jobs as a test sets them up: one at a time, with the service's own set-based enqueue where it has one. */
 
-export async function addJob (tx: Tx, task: string, payload: object, options: { jobKey?: string, runAt?: Date, maxAttempts?: number } = {}): Promise<void> {
+export async function addJob (tx: Tx, task: string, payload: object,
+  options: { jobKey?: string, runAt?: Date, maxAttempts?: number } = {}): Promise<void> {
   await tx.execute(sql`select graphile_worker.add_job(
     ${task}, ${JSON.stringify(payload)}::json,
     job_key := ${options.jobKey ?? null}::text,

@@ -31,7 +31,8 @@ export async function createCatalogue (database: Database, seller: { sellerId: n
 }
 
 export async function createRetailer (database: Database, sellerId: number,
-  values: { syncId?: string | null, shopSyncId?: string | null, withShop?: boolean } = {}): Promise<{ retailerId: number, shopId: number | null }> {
+  values: { syncId?: string | null, shopSyncId?: string | null, withShop?: boolean } = {}
+): Promise<{ retailerId: number, shopId: number | null }> {
   const { db } = database
   const [retailer] = await db.insert(retailers).values({
     sellerId, name: 'Asha Rao', firstName: 'Asha', lastName: 'Rao', phone: '+919800000001', whatsapp: null, syncId: values.syncId ?? null

@@ -54,7 +54,11 @@ class Writer {
   private readonly variables: Record<string, unknown> = {}
   private names = 0
 
-  constructor (private readonly schema: GraphQLSchema, private readonly pool: InputPool, private readonly rand: Random) {}
+  constructor (
+    private readonly schema: GraphQLSchema,
+    private readonly pool: InputPool,
+    private readonly rand: Random
+  ) {}
 
   private name (prefix: string): string { return `${prefix}${++this.names}` }
 
@@ -163,7 +167,9 @@ class Writer {
 
   private items (type: GraphQLObjectType, depth: number): string[] {
     const fields = Object.values(type.getFields())
-    const chosen = this.rand.chance(0.15) ? this.rand.shuffle(fields) : this.rand.shuffle(fields).slice(0, this.rand.int(1, Math.min(fields.length, 5)))
+    const chosen = this.rand.chance(0.15)
+      ? this.rand.shuffle(fields)
+      : this.rand.shuffle(fields).slice(0, this.rand.int(1, Math.min(fields.length, 5)))
     const items = chosen.map((field) => this.field(field, depth))
     if (this.rand.chance(0.15)) items.splice(this.rand.int(0, items.length), 0, `${this.alias()}__typename${this.directive()}`)
     // The same field again, unaliased: merged with the first (objects: both sub-selections).

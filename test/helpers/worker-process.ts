@@ -13,7 +13,10 @@ export interface WorkerProcess {
   exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
 }
 
-/** `order-exchange worker` as a real child process; resolves once it logs that it started. Killed in teardown if still alive. */
+/**
+ * `order-exchange worker` as a real child process; resolves once it logs that it started. Killed in teardown if
+ * still alive.
+ */
 export async function spawnWorker (t: Test, env: Record<string, string>): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [BIN, 'worker'], {
     // The child compiles TypeScript with tsx, whose source maps do not line up with tap's: its coverage

@@ -70,7 +70,9 @@ if (!available.ok) {
         await a.end({ timeout: 1 })
         await b.end({ timeout: 1 })
       }
-      const timeouts = postgres(topology.bouncerUrl, { max: 1, prepare: false, onnotice: () => {}, connection: { statement_timeout: 5000 } })
+      const timeouts = postgres(topology.bouncerUrl, {
+        max: 1, prepare: false, onnotice: () => {}, connection: { statement_timeout: 5000 }
+      })
       await t.rejects(timeouts`select 1`, /unsupported startup parameter: statement_timeout/, 'PgBouncer refuses settings in the startup packet')
       await timeouts.end({ timeout: 1 })
       const [{ n }] = await bouncer<Array<{ n: number }>>`select count(*)::int as n from smoke`

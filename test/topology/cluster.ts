@@ -84,7 +84,10 @@ function isExecutable (file: string): boolean {
   }
 }
 
-/** True when the pieces exist on this machine (PostgreSQL binaries incl. pg_basebackup, pgbouncer); else a one-line reason. */
+/**
+ * True when the pieces exist on this machine (PostgreSQL binaries incl. pg_basebackup, pgbouncer); else a one-line
+ * reason.
+ */
 export function topologyAvailable (): { ok: true } | { ok: false, reason: string } {
   if (process.platform === 'win32') return { ok: false, reason: 'the PostgreSQL topology harness needs a POSIX system' }
   if (findBinDir() === null) {
@@ -294,7 +297,8 @@ class Cluster implements Topology {
   }
 
   /** Polls `probe` until it returns true; fails early, with the log, when the process has died. */
-  async waitUntil (daemon: Daemon, what: string, probe: () => Promise<boolean>, timeoutMs = START_TIMEOUT_MS): Promise<void> {
+  async waitUntil (daemon: Daemon, what: string, probe: () => Promise<boolean>,
+    timeoutMs = START_TIMEOUT_MS): Promise<void> {
     const deadline = Date.now() + timeoutMs
     let last = ''
     for (;;) {
@@ -420,7 +424,10 @@ class ExitedEarly extends TopologyError {
   }
 }
 
-/** Settings shared by primary and standby (pg_basebackup copies postgresql.conf). The port is given on the command line. */
+/**
+ * Settings shared by primary and standby (pg_basebackup copies postgresql.conf). The port is given on the command
+ * line.
+ */
 function serverSettings (dir: string): string {
   return [
     '',

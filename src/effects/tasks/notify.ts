@@ -50,8 +50,14 @@ export function notifyTask ({ db, transports, logger, deliveries }: NotifyDeps):
         where event_id = ${payload.eventId} and status <> 'DELIVERED'`)
       deliveries?.inc({ transport: transport.name, result: last ? 'given_up' : 'failed' })
       if (last) {
-        logger.error({ eventId: payload.eventId, channel: payload.channel, transport: transport.name, orderId: payload.orderId, attempts: helpers.job.attempts, err: message },
-          'notification failed for good: no more retries')
+        logger.error({
+          eventId: payload.eventId,
+          channel: payload.channel,
+          transport: transport.name,
+          orderId: payload.orderId,
+          attempts: helpers.job.attempts,
+          err: message
+        }, 'notification failed for good: no more retries')
       }
       if (permanent) return
       throw err

@@ -17,7 +17,9 @@ export function createTransports (config: Config, logger: Logger): Record<Notifi
       if (!config.WEBHOOK_URL || !config.WEBHOOK_SECRET) {
         throw new ConfigError(`Invalid configuration: ${variable}=webhook needs WEBHOOK_URL and WEBHOOK_SECRET (at least 16 characters)`)
       }
-      transport = webhookTransport({ url: config.WEBHOOK_URL, secret: config.WEBHOOK_SECRET, timeoutMs: config.WEBHOOK_TIMEOUT_MS })
+      transport = webhookTransport({
+        url: config.WEBHOOK_URL, secret: config.WEBHOOK_SECRET, timeoutMs: config.WEBHOOK_TIMEOUT_MS
+      })
     } else if (kind === 'whatsapp-cloud') {
       if (!config.WHATSAPP_PHONE_NUMBER_ID || !config.WHATSAPP_ACCESS_TOKEN) {
         throw new ConfigError(`Invalid configuration: ${variable}=whatsapp-cloud needs WHATSAPP_PHONE_NUMBER_ID and WHATSAPP_ACCESS_TOKEN`)

@@ -16,8 +16,8 @@ export interface HttpAnswer {
  * weakly, so under GC pressure it can be collected mid-request and the request then never times out
  * (a receiver that does not answer held a job forever; test/effects-transports.test.ts reproduces it).
  */
-export async function postWithDeadline (url: string, init: { headers: Record<string, string>, body: string }, what: string,
-  timeoutMs: number, stop?: AbortSignal): Promise<HttpAnswer> {
+export async function postWithDeadline (url: string, init: { headers: Record<string, string>, body: string },
+  what: string, timeoutMs: number, stop?: AbortSignal): Promise<HttpAnswer> {
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(), timeoutMs)
   const onStop = (): void => controller.abort()

@@ -5,7 +5,10 @@ import type { Notification } from '../notification.js'
  * factory.ts picks one per channel from config.
  */
 
-/** Sends one notification. Throws to have the job retried with backoff; PermanentDeliveryError when a retry cannot help. */
+/**
+ * Sends one notification. Throws to have the job retried with backoff; PermanentDeliveryError when a retry cannot
+ * help.
+ */
 export interface NotificationTransport {
   readonly name: string
   /** `stop` aborts the send when the worker is shutting down (graphile-worker's abort signal). */

@@ -22,7 +22,12 @@ export function webhookEvent (n: Notification): object {
       orderTotalFinal: n.order.orderTotalFinal,
       currencyCode: n.order.currencyCode,
       seller: { companyId: n.seller.companyId, name: n.seller.name },
-      retailer: { retailerId: n.retailer.retailerId, name: n.retailer.name, phone: n.retailer.phone, whatsapp: n.retailer.whatsapp }
+      retailer: {
+        retailerId: n.retailer.retailerId,
+        name: n.retailer.name,
+        phone: n.retailer.phone,
+        whatsapp: n.retailer.whatsapp
+      }
     }
   }
 }
