@@ -150,7 +150,15 @@ t.test('documents that cannot run: syntax, unknown fields, depth, cost, bad bodi
   t.same(text.json().errors[0].extensions, { code: 'BAD_REQUEST' })
 
   // Depth: the standard introspection query (what GraphiQL and codegen send) is exactly at the limit.
-  const introspection = await post(JSON.stringify({ query: getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }) }))
+  const introspection = await post(JSON.stringify({
+    query: getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      inputValueDeprecation: true
+    })
+  }))
   t.equal(introspection.statusCode, 200, 'introspection works for an authenticated caller')
   t.ok(introspection.json().data.__schema.types.some((ty: { name: string }) => ty.name === 'OrderListInput'))
   const tooDeep = `{ __schema { types { fields { type ${'{ ofType '.repeat(QUERY_DEPTH_LIMIT - 4)}{ name }${' }'.repeat(QUERY_DEPTH_LIMIT - 4)} } } } }`

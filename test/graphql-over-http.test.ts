@@ -7,7 +7,9 @@ import { serve } from './client/helpers.js'
  * passes; the SHOULDs not met are the ones this service answers differently on purpose, and are listed.
  */
 
-/** SHOULDs we do not follow, and why (README "Read orders"): the contract's application/json answers keep their 400s. */
+/**
+ * SHOULDs we do not follow, and why (README "Read orders"): the contract's application/json answers keep their 400s.
+ */
 const DELIBERATE = new Set([
   '572B', // SHOULD use 200 on a parse failure under application/json: we answer 400 GRAPHQL_PARSE_FAILED
   'FDE2', // SHOULD use 200 on a validation failure under application/json: 400 GRAPHQL_VALIDATION_FAILED
@@ -48,7 +50,10 @@ t.test('application/graphql-response+json: its content type, the same status cod
     t.equal(graphql.status, 400)
     t.match(json.headers.get('content-type'), /^application\/json/)
     t.match(graphql.headers.get('content-type'), /^application\/graphql-response\+json/)
-    const [jsonBody, graphqlBody] = [await json.json() as { data?: unknown }, await graphql.json() as { data?: unknown, errors: Array<{ extensions: { code: string } }> }]
+    const [jsonBody, graphqlBody] = [
+      await json.json() as { data?: unknown },
+      await graphql.json() as { data?: unknown, errors: Array<{ extensions: { code: string } }> }
+    ]
     t.equal(jsonBody.data, null, `${code}: application/json keeps data: null`)
     t.notOk('data' in graphqlBody, `${code}: no data entry under ${gql}`)
     t.equal(graphqlBody.errors[0].extensions.code, code)

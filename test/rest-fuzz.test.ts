@@ -57,7 +57,11 @@ function statusItem (g: G, orderIds: number[]): unknown {
 function statusBody (g: G, orderIds: number[]): { body: string, contentType: string } {
   const kind = g(fc.nat, 99)
   const json = (v: unknown) => ({ body: withOddKeys(g, JSON.stringify(v)), contentType: 'application/json' })
-  if (kind < 70) return json({ order_status: Array.from({ length: g(fc.integer, { min: 0, max: 25 }) }, () => statusItem(g, orderIds)) })
+  if (kind < 70) {
+    return json({
+      order_status: Array.from({ length: g(fc.integer, { min: 0, max: 25 }) }, () => statusItem(g, orderIds))
+    })
+  }
   if (kind < 74) return json({ order_status: Array.from({ length: MAX_ITEMS + 1 + g(fc.nat, 20) }, () => ({ Order_id: 1, Order_Status: 'ORDER_ACCEPTED' })) })
   if (kind < 80) return json(g(() => fc.oneof(fc.jsonValue(), fc.record({ order_status: fc.jsonValue() }))))
   if (kind < 86) {

@@ -30,7 +30,8 @@ declare module 'fastify' {
 
 /** The cost of the operation a request runs (the named one, else the only one). */
 export function requestedCost (schema: GraphQLSchema, document: DocumentNode, operationName: string | null): number {
-  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
+  const operations = document.definitions
+    .filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
   const operation = operationName === null ? operations[0] : operations.find((o) => o.name?.value === operationName)
   if (!operation) return 0
   const fragments = new Map(document.definitions
@@ -45,7 +46,9 @@ export function requestedCost (schema: GraphQLSchema, document: DocumentNode, op
  * it runs, and when it then hands the request to the standard execution, the hook reuses that decision
  * instead of spending twice. With Redis away the query goes through unlimited (null).
  */
-export async function spendQueryCost (bucket: CostBucket, reply: FastifyReply, credentialId: number, cost: number): Promise<BucketTake | null> {
+export async function spendQueryCost (
+  bucket: CostBucket, reply: FastifyReply, credentialId: number, cost: number
+): Promise<BucketTake | null> {
   const { request } = reply
   if (request.graphqlCostTake === undefined) {
     try {
@@ -59,7 +62,8 @@ export async function spendQueryCost (bucket: CostBucket, reply: FastifyReply, c
   if (take === null) return null
   const { capacity, restorePerSecond } = bucket.limits
   const available = Math.floor(take.available)
-  request.graphqlCost = { requestedQueryCost: cost, throttleStatus: { maximumAvailable: capacity, currentlyAvailable: available, restoreRate: restorePerSecond } }
+  const throttleStatus = { maximumAvailable: capacity, currentlyAvailable: available, restoreRate: restorePerSecond }
+  request.graphqlCost = { requestedQueryCost: cost, throttleStatus }
   reply.header('ratelimit-limit', capacity).header('ratelimit-remaining', available)
   if (take.allowed) return take
   const seconds = Math.max(1, Math.ceil(take.retryAfterMs / 1000))

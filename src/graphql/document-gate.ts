@@ -67,7 +67,9 @@ function scan (source: Source): void {
           `The document nests brackets more than ${MAX_NESTING} levels deep; queries may be at most ${QUERY_DEPTH_LIMIT} levels deep`,
           'QUERY_TOO_DEEP', source, token.start)
       }
-    } else if (token.kind === TokenKind.BRACE_R || token.kind === TokenKind.BRACKET_R || token.kind === TokenKind.PAREN_R) {
+    } else if (
+      token.kind === TokenKind.BRACE_R || token.kind === TokenKind.BRACKET_R || token.kind === TokenKind.PAREN_R
+    ) {
       nesting--
     }
   }

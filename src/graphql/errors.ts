@@ -80,7 +80,9 @@ export function formatExecutionErrors (
  * A document rejected before it ran (mercurius' route error handler): mercurius wraps the real errors
  * (syntax, validation, depth, variables) in one error's `errors`; each gets its code. Always 400.
  */
-export function formatRejectedRequest (error: Error & { errors?: Error[] }): { statusCode: number, response: FormattedExecutionResult } {
+export function formatRejectedRequest (
+  error: Error & { errors?: Error[] }
+): { statusCode: number, response: FormattedExecutionResult } {
   const errors = Array.isArray(error.errors) ? error.errors : [error]
   return { statusCode: 400, response: { data: null, errors: errors.map((e) => classifyRequestError(e).toJSON()) } }
 }

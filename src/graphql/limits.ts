@@ -58,14 +58,18 @@ export interface OperationLimits { depth: number, cost: number }
  * costs one visit, not 2^n. Depth counts as Mercurius's queryDepth does: a field one level below its
  * parent, an inline fragment one level too, a fragment spread none (its fields count from the spread).
  */
-export function operationLimits (schema: GraphQLSchema, selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): OperationLimits {
+export function operationLimits (
+  schema: GraphQLSchema, selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>
+): OperationLimits {
   const query = schema.getQueryType()
   if (!query) return { depth: 0, cost: 0 }
   return new Measurer(schema, fragments).selection(query, selectionSet, DEFAULT_LIMIT)
 }
 
 /** Cost of one operation (see operationLimits). */
-export function operationCost (schema: GraphQLSchema, selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): number {
+export function operationCost (
+  schema: GraphQLSchema, selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>
+): number {
   return operationLimits(schema, selectionSet, fragments).cost
 }
 
@@ -85,7 +89,10 @@ class Measurer {
   /** Fragments being measured: a cycle (reported by the standard rules) counts as nothing. */
   private readonly visiting = new Set<string>()
 
-  constructor (private readonly schema: GraphQLSchema, private readonly fragments: Map<string, FragmentDefinitionNode>) {}
+  constructor (
+    private readonly schema: GraphQLSchema,
+    private readonly fragments: Map<string, FragmentDefinitionNode>
+  ) {}
 
   /** Depth below the selection set's owner (1 for a set of leaves) and the cost of everything in it. */
   selection (parent: GraphQLNamedType, set: SelectionSetNode, nodesPerPage: number): OperationLimits {
@@ -99,7 +106,8 @@ class Measurer {
         continue
       }
       if (selection.kind === Kind.INLINE_FRAGMENT) {
-        const type = selection.typeCondition ? this.schema.getType(selection.typeCondition.name.value) ?? parent : parent
+        const condition = selection.typeCondition
+        const type = condition ? this.schema.getType(condition.name.value) ?? parent : parent
         const inner = this.selection(type, selection.selectionSet, nodesPerPage)
         cost += inner.cost
         depth = Math.max(depth, 1 + inner.depth)
@@ -151,7 +159,9 @@ class Measurer {
 export function documentLimitsRule (maxDepth: number, maxCost: number): ValidationRule {
   return (context) => {
     const fragments = new Map<string, FragmentDefinitionNode>()
-    for (const d of context.getDocument().definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d)
+    for (const d of context.getDocument().definitions) {
+      if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d)
+    }
     return {
       OperationDefinition (node) {
         const { depth, cost } = operationLimits(context.getSchema(), node.selectionSet, fragments)

@@ -44,7 +44,10 @@ export function wantsGraphqlResponse (request: FastifyRequest): boolean {
  * Sends a GraphQL body in the media type the client asked for. `requestError` marks a body of a
  * request that never ran; under application/graphql-response+json its `data: null` is left out.
  */
-export function sendGraphql (request: FastifyRequest, reply: FastifyReply, statusCode: number, body: { data?: unknown, errors?: unknown }, requestError: boolean): FastifyReply {
+export function sendGraphql (
+  request: FastifyRequest, reply: FastifyReply, statusCode: number, body: { data?: unknown, errors?: unknown },
+  requestError: boolean
+): FastifyReply {
   reply.code(statusCode)
   if (!wantsGraphqlResponse(request)) return reply.send(body)
   reply.type(`${GRAPHQL_RESPONSE_JSON}; charset=utf-8`)

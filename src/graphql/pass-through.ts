@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
   getNamedType, getOperationAST, isObjectType, Kind, specifiedRules, validate, visit,
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLSchema,
-  type OperationDefinitionNode
+  type OperationDefinitionNode, type VariableNode
 } from 'graphql'
 import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js'
 import { getArgumentValues, getVariableValues } from 'graphql/execution/values.js'
@@ -108,8 +108,15 @@ export class PassThrough {
         const fragments: Record<string, FragmentDefinitionNode> = {}
         for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d
         const directiveVariables = new Set<string>()
-        visit(document, { Directive: (directive) => { visit(directive, { Variable: (v) => { directiveVariables.add(v.name.value) } }) } })
-        prepared = { document, fragments, directiveVariables: [...directiveVariables].sort(), selections: new Map(), costs: new Map() }
+        const collect = { Variable: (v: VariableNode) => { directiveVariables.add(v.name.value) } }
+        visit(document, { Directive: (directive) => { visit(directive, collect) } })
+        prepared = {
+          document,
+          fragments,
+          directiveVariables: [...directiveVariables].sort(),
+          selections: new Map(),
+          costs: new Map()
+        }
       }
     } catch {
       prepared = null
@@ -120,12 +127,15 @@ export class PassThrough {
   }
 
   /** The root parts of the answer, or null when the standard execution must answer. */
-  plan (text: string, variables: Record<string, unknown> | null, operationName: string | null): { parts: RootPart[], document: DocumentNode, cost: () => number } | null {
+  plan (
+    text: string, variables: Record<string, unknown> | null, operationName: string | null
+  ): { parts: RootPart[], document: DocumentNode, cost: () => number } | null {
     const prepared = this.prepare(text)
     if (!prepared) return null
     const operation = getOperationAST(prepared.document, operationName)
     if (!operation || operation.operation !== 'query') return null
-    const coerced = getVariableValues(this.schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 1 })
+    const definitions = operation.variableDefinitions ?? []
+    const coerced = getVariableValues(this.schema, definitions, variables ?? {}, { maxErrors: 1 })
     if (coerced.errors) return null
     const values = coerced.coerced
     const key = JSON.stringify([operationName, prepared.directiveVariables.map((name) => values[name] ?? null)])
@@ -137,16 +147,21 @@ export class PassThrough {
         if (err instanceof PlanNotCovered) return null
         throw err
       }
-      if (prepared.selections.size >= SELECTIONS_PER_DOCUMENT) prepared.selections.delete(prepared.selections.keys().next().value!)
+      if (prepared.selections.size >= SELECTIONS_PER_DOCUMENT) {
+        prepared.selections.delete(prepared.selections.keys().next().value!)
+      }
       prepared.selections.set(key, selections)
     }
     const query = this.schema.getQueryType()!
     const parts = selections.map((s): RootPart => {
       if (s.kind === 'typename') return s
-      const args = getArgumentValues(query.getFields()[s.kind]!, s.node, values) as { input?: Record<string, unknown> | null }
+      const args = getArgumentValues(query.getFields()[s.kind]!, s.node, values) as {
+        input?: Record<string, unknown> | null
+      }
+      const { key, entries, entriesKey } = s
       return s.kind === 'orders'
-        ? { key: s.key, kind: s.kind, input: (args.input ?? null) as OrderListQuery | null, entries: s.entries, entriesKey: s.entriesKey }
-        : { key: s.key, kind: s.kind, input: (args.input ?? null) as OutstandingShipmentQuery | null, entries: s.entries, entriesKey: s.entriesKey }
+        ? { key, kind: s.kind, input: (args.input ?? null) as OrderListQuery | null, entries, entriesKey }
+        : { key, kind: s.kind, input: (args.input ?? null) as OutstandingShipmentQuery | null, entries, entriesKey }
     })
     const cost = (): number => {
       const name = operationName ?? ''
@@ -160,7 +175,10 @@ export class PassThrough {
     return { parts, document: prepared.document, cost }
   }
 
-  private rootSelections (operation: OperationDefinitionNode, fragments: Record<string, FragmentDefinitionNode>, variables: Record<string, unknown>): RootSelection[] {
+  private rootSelections (
+    operation: OperationDefinitionNode, fragments: Record<string, FragmentDefinitionNode>,
+    variables: Record<string, unknown>
+  ): RootSelection[] {
     const query = this.schema.getQueryType()!
     const selections: RootSelection[] = []
     for (const [key, nodes] of collectFields(this.schema, fragments, variables, query, operation.selectionSet)) {
@@ -178,7 +196,10 @@ export class PassThrough {
   }
 
   /** The plan of an object's sub-selection, in response-key order. */
-  private entries (type: GraphQLObjectType, nodes: readonly FieldNode[], fragments: Record<string, FragmentDefinitionNode>, variables: Record<string, unknown>): JsonEntry[] {
+  private entries (
+    type: GraphQLObjectType, nodes: readonly FieldNode[], fragments: Record<string, FragmentDefinitionNode>,
+    variables: Record<string, unknown>
+  ): JsonEntry[] {
     const entries: JsonEntry[] = []
     for (const [key, fieldNodes] of collectSubfields(this.schema, fragments, variables, type, nodes)) {
       const name = fieldNodes[0]!.name.value
@@ -218,10 +239,12 @@ export class PassThrough {
         if (part.kind === 'orders') {
           const filter = parseOrderListInput(part.input)
           const reader = { sellerId: context.caller.sellerId, storeIds: context.caller.storeIds }
-          return (around) => readOrderConnectionText(context.db, reader, filter, part.entries, context.timeZone, around, part.entriesKey)
+          return (around) =>
+            readOrderConnectionText(context.db, reader, filter, part.entries, context.timeZone, around, part.entriesKey)
         }
         const filter = parseOutstandingShipmentListInput(part.input)
-        return (around) => readOutstandingConnectionText(context.db, context.caller.sellerId, filter, part.entries, around)
+        return (around) =>
+          readOutstandingConnectionText(context.db, context.caller.sellerId, filter, part.entries, around)
       })
     } catch {
       outcome.inc({ outcome: 'input_refused' })

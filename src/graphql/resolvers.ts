@@ -29,7 +29,8 @@ export const resolvers: Resolvers = {
     seller: (_root, _args, ctx) => readSeller(ctx.db, reader(ctx.caller)),
     async outstandingShipments (_root, { input }, ctx, info) {
       const filter = parseOutstandingShipmentListInput(input)
-      const page = await readOutstandingShipments(ctx.db, ctx.caller.sellerId, filter, connectionEntries(OUTSTANDING_SHIPMENT, info))
+      const entries = connectionEntries(OUTSTANDING_SHIPMENT, info)
+      const page = await readOutstandingShipments(ctx.db, ctx.caller.sellerId, filter, entries)
       return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
     }
   },

@@ -88,7 +88,8 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
       }
       const result = await reply.graphql(query, context, variables ?? undefined, operationName ?? undefined)
       // What the query cost and what is left of the budget (cost-limit.ts), as Shopify reports it.
-      const body = request.graphqlCost ? { ...result, extensions: { ...result.extensions, cost: request.graphqlCost } } : result
+      const cost = request.graphqlCost
+      const body = cost ? { ...result, extensions: { ...result.extensions, cost } } : result
       // Mercurius set the status (errors.ts): 400 only when the document could not run (bad variables).
       return sendGraphql(request, reply, reply.statusCode, body, reply.statusCode === 400)
     } catch (err) {
@@ -103,7 +104,8 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
     }
   }
 
-  app.post(GRAPHQL_PATH, { schema: { body: GraphqlRequestSchema } }, (request, reply) => run(request, reply, request.body as GraphqlRequest))
+  app.post(GRAPHQL_PATH, { schema: { body: GraphqlRequestSchema } },
+    (request, reply) => run(request, reply, request.body as GraphqlRequest))
 
   app.get(GRAPHQL_PATH, { schema: { querystring: GraphqlQueryStringSchema } }, async (request, reply) => {
     const q = request.query as Static<typeof GraphqlQueryStringSchema>

@@ -25,7 +25,8 @@ export const FailureEnvelope = Type.Object({
 })
 
 /** A request-level failure that still reports every item (the status update's invalid status, spec 7.2). */
-export const FailureEnvelopeWithData = <T extends TSchema>(data: T) => Type.Composite([FailureEnvelope, Type.Object({ data })])
+export const FailureEnvelopeWithData = <T extends TSchema>(data: T) =>
+  Type.Composite([FailureEnvelope, Type.Object({ data })])
 
 /** Set on an answer replayed for an Idempotency-Key (Stripe's name for it). */
 export const REPLAYED_HEADER = 'idempotent-replayed'

@@ -65,7 +65,11 @@ export const restEndpoints = {
     method: 'POST',
     path: STATUS_UPDATE_PATH,
     request: StatusUpdateRequestSchema,
-    responses: { 200: StatusUpdateResponseSchema, 400: Type.Union([StatusUpdateInvalidStatusResponseSchema, RequestFailureSchema]), ...requestFailures }
+    responses: {
+      200: StatusUpdateResponseSchema,
+      400: Type.Union([StatusUpdateInvalidStatusResponseSchema, RequestFailureSchema]),
+      ...requestFailures
+    }
   },
   shipmentSync: {
     method: 'PUT',

@@ -34,7 +34,9 @@ export interface EndpointDoc {
 }
 
 /** The envelope the root error handler makes of a coded error. */
-const failureExample = (error: { statusCode?: number, message: string, code: string }, summary: string): { summary: string, value: RequestFailure } =>
+const failureExample = (
+  error: { statusCode?: number, message: string, code: string }, summary: string
+): { summary: string, value: RequestFailure } =>
   ({ summary, value: failure(error.statusCode ?? 400, error.message, error.code) })
 
 const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retrying (the request is safe to repeat)', schema: { type: 'integer' as const } } }
@@ -113,7 +115,12 @@ export function restDocs (config: Config): { statusUpdate: EndpointDoc, shipment
     ],
     unchangedOrderIds: []
   })
-  const retried: StatusUpdateResponse = success(StatusUpdateText.success, { successful: 3, failed: 2, errors: processed.data.errors, unchangedOrderIds: [5, 9, 18] })
+  const retried: StatusUpdateResponse = success(StatusUpdateText.success, {
+    successful: 3,
+    failed: 2,
+    errors: processed.data.errors,
+    unchangedOrderIds: [5, 9, 18]
+  })
   const invalidStatus = {
     summary: 'An item asked for a status that is not one of the three (spec 7.2): 400, and every item is still reported',
     value: failure(400, OrderErrors.invalidStatus.text, StatusUpdateCode.invalidStatus, {

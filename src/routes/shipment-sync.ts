@@ -54,7 +54,9 @@ const shipmentSyncRoutes: FastifyPluginAsync = async (app) => {
       throw err
     }
     if (body.kind !== 'array' || body.count === 0) throw badRequest(SyncCode.notAnArray, SyncText.notAnArray)
-    if (body.count > MAX_SYNC_ROWS) throw badRequest(SyncCode.tooManyRows, SyncText.tooManyRows(MAX_SYNC_ROWS, body.count))
+    if (body.count > MAX_SYNC_ROWS) {
+      throw badRequest(SyncCode.tooManyRows, SyncText.tooManyRows(MAX_SYNC_ROWS, body.count))
+    }
 
     const sellerId = request.caller!.sellerId
     const result = await withIdempotency(request, reply,

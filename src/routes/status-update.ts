@@ -18,8 +18,12 @@ function itemsOf (body: unknown): unknown[] {
   const items = typeof body === 'object' && body !== null && !Array.isArray(body)
     ? (body as Record<string, unknown>).order_status
     : undefined
-  if (!Array.isArray(items) || items.length === 0) throw badRequest(StatusUpdateCode.statusRequired, StatusUpdateText.statusRequired)
-  if (items.length > MAX_ITEMS) throw badRequest(StatusUpdateCode.tooManyItems, StatusUpdateText.tooManyItems(MAX_ITEMS))
+  if (!Array.isArray(items) || items.length === 0) {
+    throw badRequest(StatusUpdateCode.statusRequired, StatusUpdateText.statusRequired)
+  }
+  if (items.length > MAX_ITEMS) {
+    throw badRequest(StatusUpdateCode.tooManyItems, StatusUpdateText.tooManyItems(MAX_ITEMS))
+  }
   return items
 }
 

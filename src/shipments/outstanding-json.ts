@@ -20,8 +20,9 @@ import { OUTSTANDING_SHIPMENT, type OutstandingShipmentView } from './outstandin
 
 const dialect = new PgDialect()
 
-export function outstandingConnectionStatement (sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[],
-  around: SurroundText): SQL {
+export function outstandingConnectionStatement (
+  sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[], around: SurroundText
+): SQL {
   const conditions = [sql`s.seller_id = ${sellerId}::int`]
   if (filter.retailerSyncId !== null) conditions.push(sql`s.retailer_sync_id = ${filter.retailerSyncId}::text`)
   if (filter.offerSyncId !== null) conditions.push(sql`s.offer_sync_id = ${filter.offerSyncId}::text`)
@@ -50,8 +51,9 @@ export function outstandingConnectionStatement (sellerId: number, filter: Outsta
     select ${connection} as body from fetched f`
 }
 
-export async function readOutstandingConnectionText (tx: Tx, sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[],
-  around: SurroundText): Promise<Buffer> {
+export async function readOutstandingConnectionText (
+  tx: Tx, sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[], around: SurroundText
+): Promise<Buffer> {
   return await runJsonQuery(tx, dialect.sqlToQuery(outstandingConnectionStatement(sellerId, filter, entries, around)))
 }
 

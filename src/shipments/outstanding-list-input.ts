@@ -30,7 +30,9 @@ function syncIdFilter (field: 'retailerSyncId' | 'offerSyncId', value: string | 
   return value
 }
 
-export function parseOutstandingShipmentListInput (input: OutstandingShipmentQuery | null | undefined): OutstandingShipmentFilter {
+export function parseOutstandingShipmentListInput (
+  input: OutstandingShipmentQuery | null | undefined
+): OutstandingShipmentFilter {
   return {
     ...parsePageWindow(input),
     retailerSyncId: syncIdFilter('retailerSyncId', input?.retailerSyncId),

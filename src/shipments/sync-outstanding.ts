@@ -36,7 +36,8 @@ export async function syncOutstandingShipments (
     unmatched: written.unmatched
   })
   const none = { count: 0, examples: [] }
-  const nothing = { inserted: 0, updated: 0, unmatched: { retailerSyncIds: none, shopSyncIds: none, offerSyncIds: none } }
+  const unmatched = { retailerSyncIds: none, shopSyncIds: none, offerSyncIds: none }
+  const nothing = { inserted: 0, updated: 0, unmatched }
   if (keys === 0 && key === undefined) return outcome(nothing)
   // The answer commits with the rows it reports.
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE

@@ -27,6 +27,10 @@ export class UnmatchedCollector {
       }
       return { count: ids.size, examples }
     }
-    return { retailerSyncIds: report(this.retailers), shopSyncIds: report(this.shops), offerSyncIds: report(this.offers) }
+    return {
+      retailerSyncIds: report(this.retailers),
+      shopSyncIds: report(this.shops),
+      offerSyncIds: report(this.offers)
+    }
   }
 }

@@ -45,7 +45,9 @@ select
 }
 
 /** One chunk of the batch, one text[] parameter per column, unnest'ed in the batch's (sorted) order. */
-function chunkInput (retailerSyncIds: string[], shopSyncIds: Array<string | null>, offerSyncIds: string[], quantities: string[]): SQL {
+function chunkInput (
+  retailerSyncIds: string[], shopSyncIds: Array<string | null>, offerSyncIds: string[], quantities: string[]
+): SQL {
   return sql`select * from unnest(${sql.param(retailerSyncIds)}::text[], ${sql.param(shopSyncIds)}::text[],
       ${sql.param(offerSyncIds)}::text[], ${sql.param(quantities)}::text[])
     with ordinality as u(retailer_sync_id, shop_sync_id, offer_sync_id, quantity, n)`
@@ -64,7 +66,9 @@ type ChunkRow = {
   unmatched_offers: string[]
 }
 
-export async function writeOutstandingShipments (tx: Tx, sellerId: number, batch: SyncBatch, chunkSize = DEFAULT_CHUNK_SIZE): Promise<WriteResult> {
+export async function writeOutstandingShipments (
+  tx: Tx, sellerId: number, batch: SyncBatch, chunkSize = DEFAULT_CHUNK_SIZE
+): Promise<WriteResult> {
   let inserted = 0
   let updated = 0
   const unmatched = new UnmatchedCollector()

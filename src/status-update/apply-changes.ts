@@ -63,7 +63,12 @@ async function updateOrders (tx: Tx, changes: PlannedChange[]): Promise<void> {
 }
 
 async function insertHistory (tx: Tx, changes: PlannedChange[], actor: Actor): Promise<void> {
-  const rows = changes.map((c) => ({ order_id: c.order.id, from_status: c.fromStatus, to_status: c.toStatus, reason: c.reason }))
+  const rows = changes.map((c) => ({
+    order_id: c.order.id,
+    from_status: c.fromStatus,
+    to_status: c.toStatus,
+    reason: c.reason
+  }))
   await tx.execute(sql`
     insert into order_status_history (order_id, from_status, to_status, reason, credential_id, source)
     select c.order_id, c.from_status::order_status, c.to_status::order_status, c.reason, ${actor.credentialId}::int, ${actor.source}::change_source

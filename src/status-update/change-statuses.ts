@@ -66,7 +66,9 @@ async function lockAll (tx: Tx, actor: Actor, pending: Pending[]): Promise<{ loc
   return { locked: { seller, orders }, busy }
 }
 
-async function writeSlice (tx: Tx, actor: Actor, slice: Pending[], outcomes: ChangeOutcome[], options: ChangeOptions, locked?: Locked): Promise<void> {
+async function writeSlice (
+  tx: Tx, actor: Actor, slice: Pending[], outcomes: ChangeOutcome[], options: ChangeOptions, locked?: Locked
+): Promise<void> {
   // A half reads its rows again: they are locked already, so this takes no new lock and cannot wait.
   const lockedSeller = locked ? locked.seller : slice.some((p) => p.request.toStatus === 'ORDER_ACCEPTED') ? await lockSeller(tx, actor.sellerId) : undefined
   const orders = locked?.orders ?? (await lockOrders(tx, actor.sellerId, slice.map((p) => p.request.orderId))).orders

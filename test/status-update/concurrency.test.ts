@@ -50,7 +50,11 @@ t.test('parallel batches on the same orders and seller', async (t) => {
     updateOrderStatusesWith('savepoint-per-order', database.db, caller, shuffled([...rejectSome, ...acceptAll], 3)),
     updateOrderStatusesWith('transaction-per-order', database.db, caller, shuffled(acceptAll, 5))
   ])
-  for (const res of responses.slice(0, httpBatches.length) as Array<{ statusCode: number, body: { data: { failed: number, errors: Array<{ error: string }> } } }>) {
+  const httpResponses = responses.slice(0, httpBatches.length) as Array<{
+    statusCode: number,
+    body: { data: { failed: number, errors: Array<{ error: string }> } }
+  }>
+  for (const res of httpResponses) {
     t.equal(res.statusCode, 200)
     t.notOk(res.body.data.errors.some((e) => e.error === 'Order could not be updated'), 'no batch hit a storage failure (no deadlock)')
   }

@@ -113,7 +113,8 @@ t.test('complete: a prepaid order\'s payout is scheduled; others have none to mo
   const delivered = await shop.order({ paymentMode: 'PREPAID', status: 'DELIVERED' })
   const cod = await shop.order({ paymentMode: 'CASH_ON_DELIVERY', status: 'ORDER_ACCEPTED' })
   const acceptedPrepaid = await shop.order({ paymentMode: 'PREPAID' })
-  t.same((await post(app, key, { order_status: [complete(prepaid), complete(delivered), complete(cod), accept(acceptedPrepaid)] })).body, ok(4))
+  const items = [complete(prepaid), complete(delivered), complete(cod), accept(acceptedPrepaid)]
+  t.same((await post(app, key, { order_status: items })).body, ok(4))
   const payouts = await database.sql`select order_id, status, amount, scheduled_for = current_date + 7 as in_a_week from payout_schedules order by order_id`
   t.same(payouts.map((p) => ({ ...p, order_id: Number(p.order_id) })), [
     { order_id: prepaid, status: 'SCHEDULED', amount: '250.00', in_a_week: true },
@@ -187,8 +188,16 @@ t.test('a mixed batch: valid, invalid status, unknown, another seller\'s, reason
       }
     }
   })
-  t.same([await orderStatus(database, a), await orderStatus(database, b), await orderStatus(database, c), await orderStatus(database, d), await orderStatus(database, theirs)],
-    ['ORDER_ACCEPTED', 'ORDER_PLACED', 'ORDER_PLACED', 'ORDER_REJECTED_BY_SELLER', 'ORDER_PLACED'])
+  t.same(
+    [
+      await orderStatus(database, a),
+      await orderStatus(database, b),
+      await orderStatus(database, c),
+      await orderStatus(database, d),
+      await orderStatus(database, theirs)
+    ],
+    ['ORDER_ACCEPTED', 'ORDER_PLACED', 'ORDER_PLACED', 'ORDER_REJECTED_BY_SELLER', 'ORDER_PLACED']
+  )
 })
 
 t.test('once-guards in the database: a second deduction, refund or deal return cannot happen', async (t) => {
@@ -204,7 +213,9 @@ t.test('once-guards in the database: a second deduction, refund or deal return c
   await database.sql`insert into order_effects (order_id, kind) values (${returned}, 'DEAL_QUANTITY_RETURNED')`
   const fine = await shop.order()
 
-  const res = await post(app, key, { order_status: [accept(deducted), reject(refunded), reject(returned), accept(fine)] })
+  const res = await post(app, key, {
+    order_status: [accept(deducted), reject(refunded), reject(returned), accept(fine)]
+  })
   t.same(res.body, ok(3, [failed(0, deducted, OrderErrors.storageFailure)]), 'a second deduction is refused by the ledger\'s UNIQUE')
   t.equal(await orderStatus(database, deducted), 'ORDER_PLACED', 'and that order did not change')
   t.equal(await sellerPoints(database, shop.sellerId), '998.00', 'only the other acceptance was deducted')

@@ -108,7 +108,11 @@ t.test('the batch\'s own transaction failing: every order reported, nothing clai
     successful: 0,
     failed: 3,
     invalidStatus: false,
-    errors: [failed(0, a, OrderErrors.storageFailure), failed(1, b, OrderErrors.reasonRequired), failed(2, b, OrderErrors.storageFailure)],
+    errors: [
+      failed(0, a, OrderErrors.storageFailure),
+      failed(1, b, OrderErrors.reasonRequired),
+      failed(2, b, OrderErrors.storageFailure)
+    ],
     unchangedOrderIds: []
   })
 })

@@ -87,7 +87,10 @@ export async function createShop (database: Database, seller: { pointsBalance?: 
       await database.db.insert(payoutSchedules).values({ orderId: row.id, sellerId, amount: total, status: 'ON_HOLD' })
     }
     if (spec.autoRejectJob) {
-      await addJob(database.db, TASKS.autoReject, { orderId: row.id }, { jobKey: autoRejectJobKey(row.id), runAt: new Date(Date.now() + 86_400_000) })
+      await addJob(database.db, TASKS.autoReject, { orderId: row.id }, {
+        jobKey: autoRejectJobKey(row.id),
+        runAt: new Date(Date.now() + 86_400_000)
+      })
     }
     return row.id
   }
@@ -98,7 +101,11 @@ export async function createShop (database: Database, seller: { pointsBalance?: 
     dealId: deal.id,
     retailer: contact,
     order,
-    orders: async (count, spec) => { const ids: number[] = []; for (let i = 0; i < count; i++) ids.push(await order(spec)); return ids },
+    orders: async (count, spec) => {
+      const ids: number[] = []
+      for (let i = 0; i < count; i++) ids.push(await order(spec))
+      return ids
+    },
     apiKey: (options = {}) => credential(database, sellerId, 'api-key', options)
   }
 }
@@ -130,10 +137,16 @@ export function failed (index: number, orderId: number | null, { code, text }: I
 }
 
 /** Every queued graphile-worker job, with its payload (the public jobs view leaves payloads out). */
-export async function queuedJobs (database: Database): Promise<Array<{ task: string, key: string | null, payload: Record<string, unknown> }>> {
+export async function queuedJobs (
+  database: Database
+): Promise<Array<{ task: string, key: string | null, payload: Record<string, unknown> }>> {
   const rows = await database.sql`select t.identifier, j.key, j.payload from graphile_worker._private_jobs j
     join graphile_worker._private_tasks t on t.id = j.task_id order by j.id`
-  return rows.map((r) => ({ task: r.identifier as string, key: r.key as string | null, payload: r.payload as Record<string, unknown> }))
+  return rows.map((r) => ({
+    task: r.identifier as string,
+    key: r.key as string | null,
+    payload: r.payload as Record<string, unknown>
+  }))
 }
 
 export async function orderStatus (database: Database, id: number): Promise<string> {

@@ -25,7 +25,10 @@ t.test('every (status, requested status) pair in one batch: allowed, no-op or re
   const refused = cases.filter((c) => c.from !== c.to && !ALLOWED.has(`${c.from}>${c.to}`))
   t.equal(refused.length, 10, 'ten forbidden pairs')
   const same = cases.filter((c) => c.from === c.to).map((c) => c.id)
-  t.same(res, { statusCode: 200, body: ok(8, refused.map((c) => failed(cases.indexOf(c), c.id, OrderErrors.cannotChange(c.from, c.to))), same) })
+  t.same(res, {
+    statusCode: 200,
+    body: ok(8, refused.map((c) => failed(cases.indexOf(c), c.id, OrderErrors.cannotChange(c.from, c.to))), same)
+  })
   for (const c of cases) {
     const expected = ALLOWED.has(`${c.from}>${c.to}`) ? c.to : c.from
     t.equal(await orderStatus(database, c.id), expected, `${c.from} → ${c.to}`)
@@ -83,7 +86,12 @@ t.test('Invalid order status: 400 with data, the other items still processed and
     statusCode: 400,
     message: 'Invalid order status',
     code: 'INVALID_STATUS',
-    data: { successful: 1, failed: 6, errors: [a, b, c, d, e, f].map((orderId, index) => failed(index, orderId, OrderErrors.invalidStatus)), unchangedOrderIds: [] }
+    data: {
+      successful: 1,
+      failed: 6,
+      errors: [a, b, c, d, e, f].map((orderId, index) => failed(index, orderId, OrderErrors.invalidStatus)),
+      unchangedOrderIds: []
+    }
   })
   t.equal(await orderStatus(database, g), 'ORDER_ACCEPTED', 'the valid item was applied')
   t.equal(await orderStatus(database, a), 'ORDER_PLACED')
@@ -115,7 +123,14 @@ t.test('Order_id must be a positive integer; a string of digits is taken; an ite
   const res = await post(app, key, { order_status: items })
   const badId = (index: number) => failed(index, null, OrderErrors.badOrderId)
   const notObject = (index: number) => failed(index, null, OrderErrors.itemNotObject)
-  t.same(res.body, ok(1, [...badIds.map((_, i) => badId(i)), badId(11), notObject(12), notObject(13), notObject(14), notObject(15)]))
+  t.same(res.body, ok(1, [
+    ...badIds.map((_, i) => badId(i)),
+    badId(11),
+    notObject(12),
+    notObject(13),
+    notObject(14),
+    notObject(15)
+  ]))
   t.equal(await orderStatus(database, id), 'ORDER_ACCEPTED', 'Order_id "<digits>" addressed the order')
 })
 
@@ -133,7 +148,12 @@ t.test('spec 7.2: a status that is not one of the three makes the answer 400 eve
       statusCode: 400,
       message: 'Invalid order status',
       code: 'INVALID_STATUS',
-      data: { successful: 1, failed: 2, errors: [failed(1, null, OrderErrors.invalidStatus), failed(2, null, OrderErrors.invalidStatus)], unchangedOrderIds: [] }
+      data: {
+        successful: 1,
+        failed: 2,
+        errors: [failed(1, null, OrderErrors.invalidStatus), failed(2, null, OrderErrors.invalidStatus)],
+        unchangedOrderIds: []
+      }
     }
   })
   t.equal(await orderStatus(database, id), 'ORDER_ACCEPTED', 'the good item was applied')
@@ -188,7 +208,10 @@ t.test('every order failed: still 200', async (t) => {
   const shop = await createShop(database)
   const key = await shop.apiKey()
   const res = await post(app, key, { order_status: [accept(111111111), reject(111111112, null)] })
-  t.same(res, { statusCode: 200, body: ok(0, [failed(0, 111111111, OrderErrors.notFound), failed(1, 111111112, OrderErrors.reasonRequired)]) })
+  t.same(res, {
+    statusCode: 200,
+    body: ok(0, [failed(0, 111111111, OrderErrors.notFound), failed(1, 111111112, OrderErrors.reasonRequired)])
+  })
 })
 
 t.test('each per-order error carries its item\'s index: repeated orders, no id, mixed outcomes', async (t) => {
