@@ -12,7 +12,10 @@ import { serve } from './helpers.js'
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../packages/client/dist/cli.js')
 const exec = promisify(execFile)
 
-async function cli (args: string[], env: Record<string, string> = {}): Promise<{ code: number, stdout: string, stderr: string }> {
+async function cli (
+  args: string[],
+  env: Record<string, string> = {}
+): Promise<{ code: number, stdout: string, stderr: string }> {
   try {
     const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, maxBuffer: 256 * 1024 * 1024 })
     return { code: 0, stdout, stderr }

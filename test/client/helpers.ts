@@ -17,7 +17,10 @@ export interface Served extends TestContext {
 }
 
 /** The app with the demo sellers and `orders` demo orders (0: sellers only). */
-export async function serve (t: Test, options: { orders?: number, env?: Record<string, string> } = {}): Promise<Served> {
+export async function serve (
+  t: Test,
+  options: { orders?: number, env?: Record<string, string> } = {}
+): Promise<Served> {
   const context = await build(t, options.env ?? {})
   await seedDemo(context.database, options.orders ?? 120)
   await context.app.listen({ port: 0, host: '127.0.0.1' })
@@ -44,13 +47,25 @@ export async function liveOrders (context: TestContext): Promise<Array<{ id: str
  */
 export type ProxyAction = 'pass' | 'drop' | 'hang' | 'lose-answer' | 'mangle' | { status: number, headers?: Record<string, string>, body?: string }
 
+/** One request the fault proxy received, and what it did with it. */
+export interface ProxiedRequest {
+  method: string
+  path: string
+  action: ProxyAction
+  at: number
+  idempotencyKey?: string
+}
+
 /**
  * A real HTTP proxy in front of the service whose `plan` decides what happens to each request, in order:
  * the way a load balancer that restarts, a flaky network or a gateway answering 503 look to a client.
  */
-export async function faultProxy (t: Test, target: string, plan: (index: number, req: http.IncomingMessage) => ProxyAction):
-Promise<{ url: string, requests: Array<{ method: string, path: string, action: ProxyAction, at: number, idempotencyKey?: string }> }> {
-  const requests: Array<{ method: string, path: string, action: ProxyAction, at: number, idempotencyKey?: string }> = []
+export async function faultProxy (
+  t: Test,
+  target: string,
+  plan: (index: number, req: http.IncomingMessage) => ProxyAction
+): Promise<{ url: string, requests: ProxiedRequest[] }> {
+  const requests: ProxiedRequest[] = []
   const upstream = new URL(target)
   const server = http.createServer((req, res) => {
     const action = plan(requests.length, req)
@@ -76,7 +91,8 @@ Promise<{ url: string, requests: Array<{ method: string, path: string, action: P
       let body = Buffer.concat(chunks)
       if (action === 'mangle') body = body.subarray(0, Math.max(1, Math.floor(body.length / 2)))
       const headers = { ...req.headers, 'content-length': String(body.length) }
-      const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }, (answer) => {
+      const options = { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }
+      const forward = http.request(options, (answer) => {
         if (action === 'lose-answer') {
           answer.resume()
           answer.on('end', () => req.socket.destroy())

@@ -25,7 +25,11 @@ function workDir (t: Test): string {
 const lines = (file: string): string[] => existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []
 
 /** One poller process to its end (or its clean stop after `stopAfter` changes). */
-async function poller (served: Served, dir: string, options: { stopAfter?: number, limit?: number } = {}): Promise<Record<string, number | string | null>> {
+async function poller (
+  served: Served,
+  dir: string,
+  options: { stopAfter?: number, limit?: number } = {}
+): Promise<Record<string, number | string | null>> {
   const { stdout } = await run(process.execPath, [POLLER, served.baseUrl, served.accessToken, path.join(dir, 'checkpoint.json'), path.join(dir, 'out.txt'),
     String(options.stopAfter ?? 0), '0', String(options.limit ?? 25)], { env: { PATH: process.env.PATH ?? '' } })
   return JSON.parse(stdout.trim())
@@ -69,7 +73,9 @@ t.test('a poll across restarts of its process with a file checkpoint hands nothi
   const changedLater = placed.filter((id) => !handedIds.has(id)).slice(0, 4)
   await accept(served, [...changedHanded, ...changedLater])
   const deletedHanded = [...handedIds].filter((id) => !changedHanded.includes(id)).slice(10, 13)
-  const unhanded = (await liveOrders(served)).map((o) => o.id).filter((id) => !handedIds.has(id) && !changedLater.includes(id))
+  const unhanded = (await liveOrders(served))
+    .map((o) => o.id)
+    .filter((id) => !handedIds.has(id) && !changedLater.includes(id))
   const deletedLater = unhanded.slice(5, 7)
   await softDelete(served, [...deletedHanded, ...deletedLater])
 

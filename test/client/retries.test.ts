@@ -1,6 +1,13 @@
 import t from 'tap'
 import {
-  AbortError, BadRequestError, createClient, NetworkError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError, type StatusChange
+  AbortError,
+  BadRequestError,
+  createClient,
+  NetworkError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  UnauthorizedError,
+  type StatusChange
 } from '@order-exchange/client'
 import { faultProxy, serve, type ProxyAction, type Served } from './helpers.js'
 
@@ -73,7 +80,12 @@ t.test('Retry-After is honoured; reads are retried too', async (t) => {
 t.test('what cannot succeed ends as a typed error: retries spent, 401 and 400 at once, abort', async (t) => {
   const served = await serve(t, { orders: 30 })
   const down = await faultProxy(t, served.baseUrl, () => ({ status: 502, headers: { 'content-type': 'text/html' }, body: '<html>Bad gateway</html>' }))
-  const client = createClient({ baseUrl: down.url, apiKey: served.apiKey, accessToken: served.accessToken, retry: { ...fast, attempts: 4 } })
+  const client = createClient({
+    baseUrl: down.url,
+    apiKey: served.apiKey,
+    accessToken: served.accessToken,
+    retry: { ...fast, attempts: 4 }
+  })
   const spent = await t.rejects(client.shipments.sync([{ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 1 }]))
   t.ok(spent instanceof ServiceUnavailableError)
   t.match(spent, { status: 502, message: 'HTTP 502', body: '<html>Bad gateway</html>' }, 'a body that is not JSON is kept as text')
@@ -111,7 +123,12 @@ t.test('what cannot succeed ends as a typed error: retries spent, 401 and 400 at
 t.test('a body over the service\'s limit is a PayloadTooLargeError, not retried', async (t) => {
   const served = await serve(t, { orders: 0, env: { SYNC_BODY_LIMIT_BYTES: '2048' } })
   let requests = 0
-  const client = createClient({ baseUrl: served.baseUrl, apiKey: served.apiKey, retry: fast, fetch: async (i, init) => { requests++; return fetch(i, init) } })
+  const client = createClient({
+    baseUrl: served.baseUrl,
+    apiKey: served.apiKey,
+    retry: fast,
+    fetch: async (i, init) => { requests++; return fetch(i, init) }
+  })
   const rows = Array.from({ length: 40 }, (_, i) => ({ retailerSyncId: `RET-${i}`, offerSyncId: `OFF-${i}`, outstandingQuantity: i }))
   const error = await t.rejects(client.shipments.sync(rows))
   t.ok(error instanceof PayloadTooLargeError)
@@ -131,7 +148,12 @@ t.test('an attempt that gets no answer in time is abandoned and retried', async 
   t.ok(Date.now() - started < 5000)
 
   const silent = await faultProxy(t, served.baseUrl, () => 'hang')
-  const never = createClient({ baseUrl: silent.url, apiKey: served.apiKey, retry: { ...fast, attempts: 2 }, timeoutMs: 300 })
+  const never = createClient({
+    baseUrl: silent.url,
+    apiKey: served.apiKey,
+    retry: { ...fast, attempts: 2 },
+    timeoutMs: 300
+  })
   const error = await t.rejects(never.shipments.sync([{ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 1 }]))
   t.ok(error instanceof NetworkError)
   t.match(error, { message: 'PUT /v2/shipments/outstanding/sync-data: no answer within 300 ms' })

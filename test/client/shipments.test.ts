@@ -63,7 +63,11 @@ t.test('rule 4 before sending: what is checked, and an input with nothing valid 
 
   const served = await serve(t, { orders: 0 })
   let requests = 0
-  const client = createClient({ baseUrl: served.baseUrl, apiKey: served.apiKey, fetch: async (i, init) => { requests++; return fetch(i, init) } })
+  const client = createClient({
+    baseUrl: served.baseUrl,
+    apiKey: served.apiKey,
+    fetch: async (i, init) => { requests++; return fetch(i, init) }
+  })
   const result = await client.shipments.sync([{ retailerSyncId: '', offerSyncId: 'O', outstandingQuantity: 1 }])
   t.equal(requests, 0)
   t.match(result, { received: 1, failed: 1, inserted: 0, errors: [{ index: 0 }] })

@@ -34,7 +34,10 @@ export interface PollWalk {
 }
 
 export interface PollCheckpoint {
-  /** The next poll reads from this instant minus the overlap (ISO-8601, UTC, microseconds), or null before the first. */
+  /**
+   * The next poll reads from this instant minus the overlap (ISO-8601, UTC, microseconds), or null before the
+   * first.
+   */
   highWater: string | null
   /** Changes handed out by earlier polls that the next read can return again, as `orderId@updatedAt`. */
   seen: string[]

@@ -72,7 +72,12 @@ async function readStdin (): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-export async function main (argv: string[], env: NodeJS.ProcessEnv, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function main (
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream
+): Promise<number> {
   try {
     const { values, positionals } = parseArgs({
       args: argv,

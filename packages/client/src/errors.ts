@@ -59,7 +59,11 @@ export class NetworkError extends OrderExchangeError {
 /** A GraphQL answer with errors and no data to use; `errors` carry each message and code. */
 export class GraphqlError extends HttpError {
   override name = 'GraphqlError'
-  constructor (status: number, readonly errors: Array<{ message: string, extensions?: { code?: string, field?: string } }>, body: unknown) {
+  constructor (
+    status: number,
+    readonly errors: Array<{ message: string, extensions?: { code?: string, field?: string } }>,
+    body: unknown
+  ) {
     super(status, errors.map((e) => e.extensions?.code ? `${e.extensions.code}: ${e.message}` : e.message).join('; '), body)
   }
 }

@@ -85,7 +85,11 @@ function errorFor (status: number, body: unknown): HttpError {
  * Sends a call, retrying what may be retried. Returns the answer of a 2xx, or of a 4xx the caller reads
  * itself (`accept`); throws a typed error otherwise.
  */
-export async function send (transport: Transport, call: Call, accept: (status: number) => boolean = () => false): Promise<Answer> {
+export async function send (
+  transport: Transport,
+  call: Call,
+  accept: (status: number) => boolean = () => false
+): Promise<Answer> {
   const { attempts, baseDelayMs, maxDelayMs, budgetMs } = transport.retry
   const started = Date.now()
   let lastError: Error = new NetworkError('no attempt made', null)

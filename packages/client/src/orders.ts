@@ -8,11 +8,17 @@ import { updateStatuses, type StatusChange, type StatusChangeResult } from './st
 
 export interface OrdersApi {
   /** Every page from page 1 until hasNext is false. */
-  pages: <TNode = FullOrder>(input?: Omit<OrderListInput, 'page'>, options?: { document?: OrdersDocument<TNode>, signal?: AbortSignal }) => AsyncIterable<OrderPage<TNode>>
+  pages: <TNode = FullOrder>(
+    input?: Omit<OrderListInput, 'page'>,
+    options?: { document?: OrdersDocument<TNode>, signal?: AbortSignal }
+  ) => AsyncIterable<OrderPage<TNode>>
   /** Hands each change since the checkpoint to `handle` once, and moves the checkpoint past it. */
   poll: <TNode extends PollNode = FullOrder>(options: PollOptions<TNode>) => Promise<PollResult>
   /** One result per change, in input order; sent in batches the service takes. */
-  updateStatuses: (changes: readonly StatusChange[], options?: { chunkSize?: number, signal?: AbortSignal }) => Promise<StatusChangeResult[]>
+  updateStatuses: (
+    changes: readonly StatusChange[],
+    options?: { chunkSize?: number, signal?: AbortSignal }
+  ) => Promise<StatusChangeResult[]>
 }
 
 export function ordersApi (transport: Transport, credentials: Credentials): OrdersApi {

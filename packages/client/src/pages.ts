@@ -21,11 +21,17 @@ export interface OrderPage<TNode> {
 
 export interface Credentials { accessToken?: string | undefined, apiKey?: string | undefined }
 
-export const fullOrderDocument = <TNode>(): OrdersDocument<TNode> => OrderPageDocument as unknown as OrdersDocument<TNode>
+export const fullOrderDocument = <TNode>(): OrdersDocument<TNode> =>
+  OrderPageDocument as unknown as OrdersDocument<TNode>
 
 /** One page, with the service's Date header (its clock) beside it. */
-export async function readPage<TNode> (transport: Transport, credentials: Credentials, document: OrdersDocument<TNode>, input: OrderListInput,
-  signal?: AbortSignal): Promise<OrderPage<TNode> & { date: string | null }> {
+export async function readPage<TNode> (
+  transport: Transport,
+  credentials: Credentials,
+  document: OrdersDocument<TNode>,
+  input: OrderListInput,
+  signal?: AbortSignal
+): Promise<OrderPage<TNode> & { date: string | null }> {
   if (!credentials.accessToken) throw new OrderExchangeError('reading orders needs an accessToken')
   const answer = await send(transport, {
     method: 'POST',
@@ -34,7 +40,10 @@ export async function readPage<TNode> (transport: Transport, credentials: Creden
     body: JSON.stringify({ query: documentText(document), variables: { input } }),
     signal
   }, (status) => status === 400)
-  const body = answer.body as { data?: { orders: OrderPage<TNode> | null } | null, errors?: Array<{ message: string, extensions?: { code?: string } }> }
+  const body = answer.body as {
+    data?: { orders: OrderPage<TNode> | null } | null
+    errors?: Array<{ message: string, extensions?: { code?: string } }>
+  }
   if (body.errors?.length || !body.data?.orders) throw new GraphqlError(answer.status, body.errors ?? [{ message: 'no data' }], body)
   return { ...body.data.orders, date: answer.date }
 }

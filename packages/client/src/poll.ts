@@ -53,15 +53,22 @@ export interface PollResult {
 
 const EVERYTHING = '1970-01-01T00:00:00Z'
 
-export async function pollOrders<TNode extends PollNode> (transport: Transport, credentials: Credentials, options: PollOptions<TNode>): Promise<PollResult> {
+export async function pollOrders<TNode extends PollNode> (
+  transport: Transport,
+  credentials: Credentials,
+  options: PollOptions<TNode>
+): Promise<PollResult> {
   const overlapMs = options.overlapMs ?? 60_000
   const limit = options.limit ?? 100
   const document = options.document ?? fullOrderDocument<TNode>()
   const saved: PollCheckpoint = await options.checkpoint.load() ?? { highWater: null, seen: [] }
   const seen = new Set(saved.seen)
   let walk: PollWalk | null = saved.walk ?? null
-  const from = walk?.from ?? (saved.highWater !== null ? earlier(saved.highWater, overlapMs) : normalStamp(new Date(options.startAt ?? EVERYTHING).toISOString()))
-  const save = (w: PollWalk): Promise<void> => options.checkpoint.save({ highWater: saved.highWater, seen: saved.seen, walk: w })
+  const from = walk?.from ?? (saved.highWater !== null
+    ? earlier(saved.highWater, overlapMs)
+    : normalStamp(new Date(options.startAt ?? EVERYTHING).toISOString()))
+  const save = (w: PollWalk): Promise<void> =>
+    options.checkpoint.save({ highWater: saved.highWater, seen: saved.seen, walk: w })
   let handled = 0
 
   // The next poll starts at the walk's start or at the newest change seen, whichever is earlier (less the
@@ -75,8 +82,17 @@ export async function pollOrders<TNode extends PollNode> (transport: Transport, 
 
   let n = walk?.page ?? 1
   for (;;) {
-    const current = await readPage(transport, credentials, document, { updatedSince: from, limit, page: n }, options.signal)
-    walk ??= { from, startedAt: serviceClock(current.date), maxUpdatedAt: null, page: n, total: null, last: null, recent: [] }
+    const input = { updatedSince: from, limit, page: n }
+    const current = await readPage(transport, credentials, document, input, options.signal)
+    walk ??= {
+      from,
+      startedAt: serviceClock(current.date),
+      maxUpdatedAt: null,
+      page: n,
+      total: null,
+      last: null,
+      recent: []
+    }
     const total = current.pageInfo.total ?? null
     if (walk.total !== null && total !== null && total < walk.total && n > 1) {
       // Orders were deleted: those after them moved back, up to (fewer) places, perhaps onto pages read.
@@ -112,7 +128,8 @@ export async function pollOrders<TNode extends PollNode> (transport: Transport, 
   }
   const highWater = reached(walk)
   const next = [...saved.seen, ...walk.recent]
-  await options.checkpoint.save({ highWater, seen: highWater === null ? next : keptAfter(next, earlier(highWater, overlapMs)) })
+  const seenNext = highWater === null ? next : keptAfter(next, earlier(highWater, overlapMs))
+  await options.checkpoint.save({ highWater, seen: seenNext })
   return { handled, highWater }
 }
 

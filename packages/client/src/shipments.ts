@@ -84,7 +84,8 @@ function chunksByKey (rows: Indexed[], maxRows: number, maxBytes: number): Index
     let at = chunkOf.get(key)
     if (at === undefined) {
       const last = chunks[chunks.length - 1]
-      if (!last || last.rows.length >= maxRows || last.bytes + row.text.length > maxBytes) chunks.push({ rows: [], bytes: 0 })
+      const full = !last || last.rows.length >= maxRows || last.bytes + row.text.length > maxBytes
+      if (full) chunks.push({ rows: [], bytes: 0 })
       at = chunks.length - 1
       chunkOf.set(key, at)
     }
