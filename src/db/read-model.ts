@@ -100,3 +100,25 @@ export function entriesOf (model: Model,
   }
   return entries
 }
+
+/**
+ * The lengths of the lists in `objects` (parsed objects of `model`, themselves the list at `path`): each
+ * list's elements across all its parents, by path, as the GraphQL cost bills them. A nested object is
+ * looked into but not counted; a part that was not read is not there.
+ */
+export function listLengths (model: Model, objects: readonly unknown[], path: string,
+  into = new Map<string, number>()): Map<string, number> {
+  into.set(path, (into.get(path) ?? 0) + objects.length)
+  lengthsBelow(model, objects, path, into)
+  return into
+}
+
+function lengthsBelow (model: Model, objects: readonly unknown[], path: string, into: Map<string, number>): void {
+  for (const [name, f] of Object.entries(model)) {
+    if (f.kind !== 'nested') continue
+    const values = objects.map((o) => (o as Record<string, unknown>)[name]).filter((v) => v !== undefined && v !== null)
+    if (values.length === 0) continue
+    if (f.shape === 'many') for (const list of values) listLengths(f.model, list as unknown[], `${path}/${name}`, into)
+    else lengthsBelow(f.model, values, `${path}/${name}`, into)
+  }
+}

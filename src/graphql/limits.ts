@@ -1,7 +1,7 @@
 import {
   GraphQLError, Kind, SchemaMetaFieldDef, TypeMetaFieldDef, getNamedType, getNullableType, isListType, isObjectType,
-  type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema,
-  type SelectionSetNode, type ValidationRule, type ValueNode
+  type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema,
+  type SelectionNode, type SelectionSetNode, type ValidationRule, type ValueNode
 } from 'graphql'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../paging/page-window.js'
 
@@ -49,28 +49,63 @@ const PAGED_FIELDS = new Set(['Query.orders', 'Query.outstandingShipments'])
 const PAGE_NODES = new Set(['OrderConnection.nodes', 'OutstandingShipmentConnection.nodes'])
 const STATEMENT_COST = 250
 
-/** What one operation asks for: its depth (as Mercurius counts it) and its cost. */
-export interface OperationLimits { depth: number, cost: number }
+/**
+ * What one root field costs, as a linear form of the lengths of the lists under it, so the same measure
+ * gives the estimate (each list as long as assumed: `estimated`) and the bill (each list as long as it came
+ * back). A list is named by its path: the root field's response key, then field names (aliases and
+ * fragments of one field merge, as their elements are the same).
+ */
+export interface CostForm {
+  /** Points that do not depend on any list's length: the root field and the fields outside lists. */
+  constant: number
+  /** Points per element of the list at each path: its elements' own fields, not those of their lists. */
+  perElement: Map<string, number>
+  /** The assumed length of each list (all its elements on the page, across its parents). */
+  estimated: Map<string, number>
+}
+
+/**
+ * The cost of a form: with every list as estimated, or with the lists as long as they came back
+ * (`lengths`; a list missing there had no elements).
+ */
+export function formCost (form: CostForm, lengths?: ReadonlyMap<string, number>): number {
+  let cost = form.constant
+  for (const [path, points] of form.perElement) cost += points * ((lengths ?? form.estimated).get(path) ?? 0)
+  return cost
+}
+
+/** What one operation asks for: its depth (as Mercurius counts it), its cost, and each root field's form. */
+export interface OperationLimits { depth: number, cost: number, roots: Map<string, CostForm> }
+
+/** How a measure reads a document: the page size of a paged field, whether a selection counts at all. */
+export interface MeasureRules {
+  pageSize: (field: FieldNode) => number
+  included: (selection: SelectionNode) => boolean
+}
+
+/** The static bound: a page size written in the document (a variable may be up to MAX_LIMIT), every selection. */
+const WORST_CASE: MeasureRules = { pageSize: (field) => pageSize(field.arguments), included: () => true }
 
 /**
  * Depth and cost of one operation in one pass, linear in the document: each fragment is measured once
- * per page size it is used under (memoised), so a fragment spread twice by a fragment spread twice by …
- * costs one visit, not 2^n. Depth counts as Mercurius's queryDepth does: a field one level below its
- * parent, an inline fragment one level too, a fragment spread none (its fields count from the spread).
+ * per place it is used (memoised), so a fragment spread twice by a fragment spread twice by … costs one
+ * visit, not 2^n. Depth counts as Mercurius's queryDepth does: a field one level below its parent, an
+ * inline fragment one level too, a fragment spread none (its fields count from the spread).
  */
 export function operationLimits (
-  schema: GraphQLSchema, selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>
+  schema: GraphQLSchema, selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>,
+  rules: MeasureRules = WORST_CASE
 ): OperationLimits {
   const query = schema.getQueryType()
-  if (!query) return { depth: 0, cost: 0 }
-  return new Measurer(schema, fragments).selection(query, selectionSet, DEFAULT_LIMIT)
-}
-
-/** Cost of one operation (see operationLimits). */
-export function operationCost (
-  schema: GraphQLSchema, selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>
-): number {
-  return operationLimits(schema, selectionSet, fragments).cost
+  if (!query) return { depth: 0, cost: 0, roots: new Map() }
+  const measured = new Measurer(schema, fragments, rules).selection(query, selectionSet, ROOT)
+  const roots = new Map<string, CostForm>()
+  let cost = 0
+  for (const [key, form] of measured.roots) {
+    roots.set(key, form)
+    cost += formCost(form)
+  }
+  return { depth: measured.depth, cost, roots }
 }
 
 function pageSize (args: readonly { name: { value: string }, value: ValueNode }[] | undefined): number {
@@ -83,69 +118,122 @@ function pageSize (args: readonly { name: { value: string }, value: ValueNode }[
   return Math.min(Math.max(Number(limit.value), 1), MAX_LIMIT)
 }
 
+/** Where a selection stands: its path, the list whose elements it is part of, how many times it occurs. */
+interface Place { path: string, list: string | null, times: number }
+const ROOT: Place = { path: '', list: null, times: 1 }
+
+/** A selection's depth and, per root field, the parts of its form (roots: keyed by response key). */
+interface Measured { depth: number, roots: Map<string, CostForm> }
+
+function emptyForm (): CostForm { return { constant: 0, perElement: new Map(), estimated: new Map() } }
+
+function addForm (into: CostForm, from: CostForm): void {
+  into.constant += from.constant
+  for (const [path, points] of from.perElement) into.perElement.set(path, (into.perElement.get(path) ?? 0) + points)
+  for (const [path, length] of from.estimated) into.estimated.set(path, length)
+}
+
+function addMeasured (into: Measured, from: Measured): void {
+  into.depth = Math.max(into.depth, from.depth)
+  for (const [key, form] of from.roots) {
+    const known = into.roots.get(key)
+    if (known) addForm(known, form)
+    else into.roots.set(key, { ...form, perElement: new Map(form.perElement), estimated: new Map(form.estimated) })
+  }
+}
+
 class Measurer {
-  /** Per fragment and page size: the fragment's own depth (from 0) and cost. */
-  private readonly memo = new Map<string, OperationLimits>()
+  /** Per fragment and place: the fragment's own depth (from 0) and form. */
+  private readonly memo = new Map<string, Measured>()
   /** Fragments being measured: a cycle (reported by the standard rules) counts as nothing. */
   private readonly visiting = new Set<string>()
 
   constructor (
     private readonly schema: GraphQLSchema,
-    private readonly fragments: Map<string, FragmentDefinitionNode>
+    private readonly fragments: Map<string, FragmentDefinitionNode>,
+    private readonly rules: MeasureRules
   ) {}
 
-  /** Depth below the selection set's owner (1 for a set of leaves) and the cost of everything in it. */
-  selection (parent: GraphQLNamedType, set: SelectionSetNode, nodesPerPage: number): OperationLimits {
-    let cost = 0
-    let depth = 0
+  /** Depth below the selection set's owner (1 for a set of leaves) and the form of everything in it. */
+  selection (parent: GraphQLNamedType, set: SelectionSetNode, at: Place): Measured {
+    const out: Measured = { depth: 0, roots: new Map() }
     for (const selection of set.selections) {
+      if (!this.rules.included(selection)) continue
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
-        const spread = this.fragment(selection.name.value, parent, nodesPerPage)
-        cost += spread.cost
-        depth = Math.max(depth, spread.depth)
+        addMeasured(out, this.fragment(selection.name.value, parent, at))
         continue
       }
       if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition
         const type = condition ? this.schema.getType(condition.name.value) ?? parent : parent
-        const inner = this.selection(type, selection.selectionSet, nodesPerPage)
-        cost += inner.cost
-        depth = Math.max(depth, 1 + inner.depth)
+        const inner = this.selection(type, selection.selectionSet, at)
+        addMeasured(out, { ...inner, depth: 1 + inner.depth })
         continue
       }
-      const name = selection.name.value
-      const field: GraphQLField<unknown, unknown> | undefined = !isObjectType(parent)
-        ? undefined
-        : name === '__schema' ? SchemaMetaFieldDef : name === '__type' ? TypeMetaFieldDef : parent.getFields()[name]
-      const key = field ? `${parent.name}.${name}` : ''
-      const perPage = PAGED_FIELDS.has(key) ? pageSize(selection.arguments) : nodesPerPage
-      const inner = selection.selectionSet && field
-        ? this.selection(getNamedType(field.type), selection.selectionSet, perPage)
-        : selection.selectionSet ? this.selection(parent, selection.selectionSet, perPage) : { depth: 0, cost: 0 }
-      depth = Math.max(depth, 1 + inner.depth)
-      // __typename, or an unknown field (the standard rules report it): 1, and its subtree for depth.
-      if (!field) { cost += 1; continue }
-      const list = isListType(getNullableType(field.type))
-      const elements = !list
-        ? 1
-        : PAGE_NODES.has(key)
-          ? nodesPerPage
-          : key === '__Schema.types' ? Object.keys(this.schema.getTypeMap()).length : LIST_SIZE[key] ?? DEFAULT_LIST_SIZE
-      cost += 1 + elements * inner.cost + (STATEMENT_FIELDS.has(key) ? STATEMENT_COST : 0)
+      addMeasured(out, this.field(parent, selection, at))
     }
-    return { depth, cost }
+    return out
   }
 
-  private fragment (name: string, parent: GraphQLNamedType, nodesPerPage: number): OperationLimits {
+  private field (parent: GraphQLNamedType, selection: FieldNode, at: Place): Measured {
+    const name = selection.name.value
+    const field: GraphQLField<unknown, unknown> | undefined = !isObjectType(parent)
+      ? undefined
+      : name === '__schema' ? SchemaMetaFieldDef : name === '__type' ? TypeMetaFieldDef : parent.getFields()[name]
+    const key = field ? `${parent.name}.${name}` : ''
+    // A root field is its own bill (its response key: two aliases of `orders` are two pages); below it,
+    // names.
+    const root = at.path === ''
+    const path = root ? (selection.alias ?? selection.name).value : `${at.path}/${name}`
+    const here: Place = root ? { path, list: null, times: 1 } : { ...at, path }
+    const own = emptyForm()
+    // __typename, or an unknown field (the standard rules report it): 1, and its subtree for depth.
+    const points = 1 + (field && STATEMENT_FIELDS.has(key) ? STATEMENT_COST : 0)
+    if (here.list === null) own.constant += points
+    else own.perElement.set(here.list, points)
+    let inner: Measured = { depth: 0, roots: new Map() }
+    if (selection.selectionSet) {
+      if (!field) {
+        inner = this.selection(parent, selection.selectionSet, here)
+      } else {
+        let below = here
+        if (isListType(getNullableType(field.type))) {
+          const elements = PAGE_NODES.has(key)
+            ? this.pageOf(here)
+            : key === '__Schema.types' ? Object.keys(this.schema.getTypeMap()).length : LIST_SIZE[key] ?? DEFAULT_LIST_SIZE
+          const times = here.times * elements
+          own.estimated.set(path, times)
+          below = { path, list: path, times }
+        } else if (PAGED_FIELDS.has(key)) {
+          this.pages.set(path, this.rules.pageSize(selection))
+        }
+        inner = this.selection(getNamedType(field.type), selection.selectionSet, below)
+      }
+    }
+    const rootKey = path.split('/')[0]!
+    const measured: Measured = { depth: 1 + inner.depth, roots: new Map([[rootKey, own]]) }
+    addMeasured(measured, inner)
+    return measured
+  }
+
+  /** Page sizes by the path of their paged field (set where the field is met, read by its nodes). */
+  private readonly pages = new Map<string, number>()
+
+  private pageOf (nodes: Place): number {
+    const connection = nodes.path.slice(0, nodes.path.lastIndexOf('/'))
+    return this.pages.get(connection) ?? DEFAULT_LIMIT
+  }
+
+  private fragment (name: string, parent: GraphQLNamedType, at: Place): Measured {
     const fragment = this.fragments.get(name)
     // Unknown or cyclic fragments are reported by the standard rules.
-    if (!fragment || this.visiting.has(name)) return { depth: 0, cost: 0 }
-    const key = `${name}\u0000${nodesPerPage}`
+    if (!fragment || this.visiting.has(name)) return { depth: 0, roots: new Map() }
+    const key = `${name}\u0000${at.path}\u0000${at.list}\u0000${at.times}`
     const known = this.memo.get(key)
     if (known) return known
     const type = this.schema.getType(fragment.typeCondition.name.value) ?? parent
     this.visiting.add(name)
-    const measured = this.selection(type, fragment.selectionSet, nodesPerPage)
+    const measured = this.selection(type, fragment.selectionSet, at)
     this.visiting.delete(name)
     this.memo.set(key, measured)
     return measured

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
   getNamedType, getOperationAST, isObjectType, Kind, specifiedRules, validate, visit,
@@ -10,12 +11,13 @@ import type { CostBucket } from '../cost-bucket.js'
 import type { Caller } from '../credentials/service.js'
 import type { Db } from '../db/client.js'
 import { PlanNotCovered, type JsonEntry, type SurroundText } from '../db/json-text.js'
+import type { JsonAnswer } from '../db/statements.js'
 import { parseOrderListInput, type OrderListQuery } from '../orders/order-list-input.js'
 import { readOrderConnectionText } from '../orders/order-json.js'
 import { parseOutstandingShipmentListInput, type OutstandingShipmentQuery } from '../shipments/outstanding-list-input.js'
 import { readOutstandingConnectionText } from '../shipments/outstanding-json.js'
 import { parseDocument } from './document-gate.js'
-import { requestedCost, spendQueryCost, type QueryCost } from './cost-limit.js'
+import { recordListLengths, settleQueryCost, spendQueryCost, type QueryCost } from './cost-limit.js'
 import { DOCUMENT_LIMITS } from './limits.js'
 import { GRAPHQL_RESPONSE_JSON, wantsGraphqlResponse } from './media-type.js'
 
@@ -45,7 +47,6 @@ type Prepared = {
   fragments: Record<string, FragmentDefinitionNode>
   directiveVariables: string[]
   selections: Map<string, RootSelection[]>
-  costs: Map<string, number>
 } | null
 
 /** A root field of the answer as selected; its arguments are read per request. */
@@ -70,13 +71,27 @@ function answerClosing (cost: QueryCost | null): string {
 /**
  * The text around root part `index` of an answer whose root keys are `keys`, so that the parts written in
  * order are the whole body: `{"data":{` and the key before the first, `,` and the key before each other,
- * the closing after the last.
+ * the closing after the last — unless `closed` is false: then the server writes the closing itself, once
+ * the bill is known (the cost extension).
  */
-export function answerSurround (keys: readonly string[], index: number, cost: QueryCost | null = null): SurroundText {
+export function answerSurround (keys: readonly string[], index: number, closed = true): SurroundText {
   return {
     before: `${index === 0 ? '{"data":{' : ','}${JSON.stringify(keys[index])}:`,
-    after: index === keys.length - 1 ? answerClosing(cost) : ''
+    after: closed && index === keys.length - 1 ? answerClosing(null) : ''
   }
+}
+
+/**
+ * Sends the parts of a body as they are: one buffer as it is, several as a stream with their total length
+ * (a page of 300 KB is not copied into a new buffer to add a few bytes after it).
+ */
+function sendChunks (reply: FastifyReply, chunks: Buffer[]): void {
+  if (chunks.length === 1) {
+    reply.send(chunks[0])
+    return
+  }
+  reply.header('content-length', chunks.reduce((n, c) => n + c.length, 0))
+  reply.send(Readable.from(chunks, { objectMode: false }))
 }
 
 export interface PassThroughContext { caller: Caller, db: Db, timeZone: string, costBucket: CostBucket | null }
@@ -114,8 +129,7 @@ export class PassThrough {
           document,
           fragments,
           directiveVariables: [...directiveVariables].sort(),
-          selections: new Map(),
-          costs: new Map()
+          selections: new Map()
         }
       }
     } catch {
@@ -129,7 +143,7 @@ export class PassThrough {
   /** The root parts of the answer, or null when the standard execution must answer. */
   plan (
     text: string, variables: Record<string, unknown> | null, operationName: string | null
-  ): { parts: RootPart[], document: DocumentNode, cost: () => number } | null {
+  ): { parts: RootPart[], document: DocumentNode } | null {
     const prepared = this.prepare(text)
     if (!prepared) return null
     const operation = getOperationAST(prepared.document, operationName)
@@ -163,16 +177,7 @@ export class PassThrough {
         ? { key, kind: s.kind, input: (args.input ?? null) as OrderListQuery | null, entries, entriesKey }
         : { key, kind: s.kind, input: (args.input ?? null) as OutstandingShipmentQuery | null, entries, entriesKey }
     })
-    const cost = (): number => {
-      const name = operationName ?? ''
-      let known = prepared.costs.get(name)
-      if (known === undefined) {
-        known = requestedCost(this.schema, prepared.document, operationName)
-        prepared.costs.set(name, known)
-      }
-      return known
-    }
-    return { parts, document: prepared.document, cost }
+    return { parts, document: prepared.document }
   }
 
   private rootSelections (
@@ -232,52 +237,64 @@ export class PassThrough {
     const planned = this.plan(text, variables, operationName)
     if (!planned) { outcome.inc({ outcome: 'not_covered' }); return false }
     // The input rules, before anything is spent: a bad input is the standard path's error answer.
-    let reads: Array<(around: SurroundText) => Promise<Buffer>>
+    const spends = context.costBucket !== null
+    let reads: Array<(around: SurroundText) => Promise<JsonAnswer>>
     try {
       reads = planned.parts.map((part) => {
-        if (part.kind === 'typename') return async (around) => Buffer.from(`${around.before}"Query"${around.after}`)
+        if (part.kind === 'typename') {
+          return async (around) => ({ body: Buffer.from(`${around.before}"Query"${around.after}`), lengths: null })
+        }
         if (part.kind === 'orders') {
           const filter = parseOrderListInput(part.input)
           const reader = { sellerId: context.caller.sellerId, storeIds: context.caller.storeIds }
-          return (around) =>
-            readOrderConnectionText(context.db, reader, filter, part.entries, context.timeZone, around, part.entriesKey)
+          return (around) => readOrderConnectionText(context.db, reader, filter, part.entries, context.timeZone, around,
+            part.entriesKey, spends)
         }
         const filter = parseOutstandingShipmentListInput(part.input)
         return (around) =>
-          readOutstandingConnectionText(context.db, context.caller.sellerId, filter, part.entries, around)
+          readOutstandingConnectionText(context.db, context.caller.sellerId, filter, part.entries, around, spends)
       })
     } catch {
       outcome.inc({ outcome: 'input_refused' })
       return false
     }
     if (context.costBucket) {
-      const cost = planned.cost()
       try {
-        await spendQueryCost(context.costBucket, reply, context.caller.credentialId, cost)
+        await spendQueryCost(context.costBucket, reply, context.caller.credentialId, request.graphqlCostPlan?.cost ?? 0)
       } catch {
         // Refused: the standard path answers with the same decision (and counts it).
         outcome.inc({ outcome: 'cost_refused' })
         return false
       }
     }
-    // Each root part is written with the answer's text around it (the envelope, its key, the cost
-    // extension after the last), so the parts in order are the body: for one root field, the body is
-    // the buffer PostgreSQL's bytes arrived in, sent without being copied, decoded or encoded again.
+    // Each root part is written with the answer's text around it (the envelope and its key), so the parts
+    // in order are the body: for one root field without a cost to report, the body is the buffer
+    // PostgreSQL's bytes arrived in, sent without being copied, decoded or encoded again.
     const keys = planned.parts.map((part) => part.key)
-    let texts: Buffer[]
+    const costed = request.graphqlCost !== null
+    let answers: JsonAnswer[]
     try {
-      texts = await Promise.all(reads.map((read, i) => read(answerSurround(keys, i, request.graphqlCost))))
+      answers = await Promise.all(reads.map((read, i) => read(answerSurround(keys, i, !costed))))
     } catch (err) {
       // A database error: the standard execution runs again and answers as it always does (503 …).
       request.log.debug({ err }, 'graphql pass-through failed; standard execution answers')
       outcome.inc({ outcome: 'database_error' })
       return false
     }
+    const chunks = answers.map((answer) => answer.body)
+    if (costed) {
+      // Billed for the lists as they came back (PostgreSQL counted them in the same statement), then closed.
+      answers.forEach((answer, i) => {
+        if (answer.lengths) recordListLengths(request, keys[i]!, Object.entries(answer.lengths))
+      })
+      await settleQueryCost(context.costBucket!, reply, context.caller.credentialId, keys)
+      chunks.push(Buffer.from(answerClosing(request.graphqlCost)))
+    }
     // No root part (every root field skipped): the envelope alone.
-    const body = texts.length === 1 ? texts[0]! : texts.length === 0 ? Buffer.from(`{"data":{${answerClosing(request.graphqlCost)}`) : Buffer.concat(texts)
+    if (keys.length === 0) chunks.unshift(Buffer.from(costed ? '{"data":{' : `{"data":{${answerClosing(null)}`))
     reply.code(200).type(wantsGraphqlResponse(request) ? `${GRAPHQL_RESPONSE_JSON}; charset=utf-8` : 'application/json; charset=utf-8')
     outcome.inc({ outcome: 'answered' })
-    reply.send(body)
+    sendChunks(reply, chunks)
     return true
   }
 }

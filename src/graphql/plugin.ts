@@ -57,6 +57,7 @@ const graphqlPlugin: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', app.requireCredential('access-token', 'authorization'))
   app.decorateRequest('graphqlOperationName', null)
   app.decorateRequest('graphqlCost', null)
+  app.decorateRequest('graphqlListLengths', null)
   await registerGraphql(app, mercuriusOptions(resolvers as IResolvers))
   if (app.costBucket) app.graphql.addHook('preExecution', costLimitHook(app.costBucket))
 }

@@ -1,4 +1,5 @@
 import type { Caller } from '../credentials/service.js'
+import { listLengths } from '../db/read-model.js'
 import { parseOrderListInput } from '../orders/order-list-input.js'
 import { ORDER } from '../orders/order-model.js'
 import type { OrderReader } from '../orders/order-page.js'
@@ -7,11 +8,13 @@ import { readSeller } from '../sellers/read-seller.js'
 import { readOutstandingShipments } from '../shipments/outstanding-json.js'
 import { parseOutstandingShipmentListInput } from '../shipments/outstanding-list-input.js'
 import { OUTSTANDING_SHIPMENT } from '../shipments/outstanding-model.js'
+import { recordListLengths } from './cost-limit.js'
 import type { Resolvers } from './generated/types.js'
 import { connectionEntries } from './selection.js'
 
 /*
- * Thin: check the input, call one service function, shape the reply. The services return their own read
+ * Thin: check the input, call one service function, shape the reply (and note how long its lists came
+ * back, which the GraphQL cost bills). The services return their own read
  * models (codegen maps each GraphQL object onto one); every field below Query is a plain property of
  * them, served by the default resolvers, except where GraphQL's type differs from the stored one.
  */
@@ -23,6 +26,7 @@ export const resolvers: Resolvers = {
     async orders (_root, { input }, ctx, info) {
       const filter = parseOrderListInput(input)
       const page = await readOrderPage(ctx.db, reader(ctx.caller), filter, connectionEntries(ORDER, info), ctx.timeZone)
+      recordListLengths(ctx.reply.request, String(info.path.key), listLengths(ORDER, page.nodes, 'nodes'))
       // total is absent only when pageInfo.total was not selected, and then nobody reads it.
       return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
     },
@@ -31,6 +35,7 @@ export const resolvers: Resolvers = {
       const filter = parseOutstandingShipmentListInput(input)
       const entries = connectionEntries(OUTSTANDING_SHIPMENT, info)
       const page = await readOutstandingShipments(ctx.db, ctx.caller.sellerId, filter, entries)
+      recordListLengths(ctx.reply.request, String(info.path.key), listLengths(OUTSTANDING_SHIPMENT, page.nodes, 'nodes'))
       return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
     }
   },

@@ -6,6 +6,7 @@ import { RequestAdmission } from './admission.js'
 import { DocumentRejected } from './document-gate.js'
 import { sendGraphqlErrors } from './error-body.js'
 import { formatRejectedRequest } from './errors.js'
+import { requestCost, settleQueryCost } from './cost-limit.js'
 import { sendGraphql } from './media-type.js'
 import { PassThrough } from './pass-through.js'
 
@@ -78,8 +79,14 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
       return reject([badRequest('The request body must contain a query')])
     }
     try {
-      admission.checkVariables(admission.document(query), operationName ?? null, variables ?? null)
+      const document = admission.document(query)
+      admission.checkVariables(document, operationName ?? null, variables ?? null)
       request.graphqlOperationName = operationName ?? null
+      // What this request costs, with its own page sizes and directives: worked out once, spent by the
+      // pass-through or by the standard execution's hook, billed after either (cost-limit.ts).
+      if (app.costBucket) {
+        request.graphqlCostPlan = requestCost(app.graphql.schema, document, operationName ?? null, variables ?? {})
+      }
       const context = graphqlContext(request)
       if (passThrough) {
         const answered = await passThrough.answer(request, reply, { ...context, costBucket: app.costBucket },
@@ -87,7 +94,12 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
         if (answered) return reply
       }
       const result = await reply.graphql(query, context, variables ?? undefined, operationName ?? undefined)
-      // What the query cost and what is left of the budget (cost-limit.ts), as Shopify reports it.
+      // What the query cost and what is left of the budget (cost-limit.ts), as Shopify reports it: the
+      // root fields that produced data are billed for what they returned.
+      if (app.costBucket && request.caller) {
+        const answered = Object.entries(result.data ?? {}).filter(([, value]) => value !== null).map(([key]) => key)
+        await settleQueryCost(app.costBucket, reply, request.caller.credentialId, answered)
+      }
       const cost = request.graphqlCost
       const body = cost ? { ...result, extensions: { ...result.extensions, cost } } : result
       // Mercurius set the status (errors.ts): 400 only when the document could not run (bad variables).
@@ -101,6 +113,11 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
         return sendGraphqlErrors(request, reply, statusCode, response.errors ?? [])
       }
       throw err
+    } finally {
+      // A request that spent and then failed before its bill (a thrown error) gets everything back.
+      if (app.costBucket && request.caller) {
+        await settleQueryCost(app.costBucket, reply, request.caller.credentialId, [])
+      }
     }
   }
 

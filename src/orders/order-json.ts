@@ -4,7 +4,7 @@ import {
   arrayAggText, elementsAggText, listText, planObject, PlanNotCovered, surroundOf, type JsonEntry, type SurroundText
 } from '../db/json-text.js'
 import { scalarTexts } from '../db/read-model.js'
-import { runJsonQuery, slot, templatesOf } from '../db/statements.js'
+import { runJsonQuery, slot, templatesOf, type JsonAnswer } from '../db/statements.js'
 import { pageInfoText } from '../paging/page-info.js'
 import type { OrderListFilter } from './order-list-input.js'
 import { ITEM, OFFER, ORDER, ORDER_ITEM, PRICE_SLAB, RETAILER, SELLING_UNIT, SHOP, SKU } from './order-model.js'
@@ -132,12 +132,50 @@ function nodesText (entries: JsonEntry[], parts: Parts): SQL {
   return sql`(select ${arrayAggText(order, sql.raw('p.created_at, p.id'))} from picked p join orders o on o.id = p.id ${sql.join(joins, sql` `)})`
 }
 
+/** The page's order lines, for counting. */
+const LINES = 'picked p join order_items oi on oi.order_id = p.id'
+
+/**
+ * How long each list of a page is, by its path below the connection: all its elements on the page, as the
+ * answer has them (a SKU's offers once per line that has the SKU). What the GraphQL cost bills.
+ */
+const LIST_LENGTHS: Record<string, string> = {
+  nodes: 'select count(*) from picked',
+  'nodes/orderItems': `select count(*) from ${LINES}`,
+  'nodes/orderItems/offer/priceRange':
+    `select coalesce(sum(jsonb_array_length(f.price_range)), 0) from ${LINES} join offers f on f.id = oi.offer_id`,
+  'nodes/orderItems/sku/offers': `select count(*) from ${LINES} join offers so on so.sku_id = oi.sku_id`,
+  'nodes/orderItems/sku/offers/priceRange':
+    `select coalesce(sum(jsonb_array_length(so.price_range)), 0) from ${LINES} join offers so on so.sku_id = oi.sku_id`,
+  'nodes/orderItems/sku/itemSellingUnits': `select count(*) from ${LINES} join selling_units u on u.sku_id = oi.sku_id`
+}
+
+/** The paths of the lists `entries` select that LIST_LENGTHS can count. */
+function listPaths (entries: JsonEntry[], prefix = ''): string[] {
+  const paths = new Set<string>()
+  for (const { value } of entries) {
+    if (value.kind !== 'field' || value.entries === undefined) continue
+    const path = prefix === '' ? value.name : `${prefix}/${value.name}`
+    if (Object.hasOwn(LIST_LENGTHS, path)) paths.add(path)
+    for (const below of listPaths(value.entries, path)) paths.add(below)
+  }
+  return [...paths]
+}
+
+/** A JSON object of the lengths of the lists `entries` select, as text (the statement's second column). */
+function listLengthsText (entries: JsonEntry[]): SQL {
+  const counted = listPaths(entries).sort().map((path) => sql.raw(`'${path}', (${LIST_LENGTHS[path]})`))
+  return sql`json_build_object(${sql.join(counted, sql`, `)})::text`
+}
+
 /**
  * The statement that writes the OrderConnection of `entries`, with `around` before and after it, as one text column,
  * `body`.
  */
-export function orderConnectionStatement (reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[],
-  timeZone: string, around: SurroundText): SQL {
+export function orderConnectionStatement (
+  reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string, around: SurroundText,
+  countLists = false
+): SQL {
   const source = pageSource(reader, filter, timeZone)
   const parts = new Parts()
   const connection = planObject(entries, 'OrderConnection', {}, (field, sub) => {
@@ -148,8 +186,9 @@ export function orderConnectionStatement (reader: OrderReader, filter: OrderList
     throw new PlanNotCovered(`OrderConnection.${field}`)
   }, surroundOf(around))
   const more = parts.ctes.map((cte) => sql`, ${cte}`)
+  const lengths = countLists ? sql`, ${listLengthsText(entries)} as lengths` : sql``
   return sql`${source.ctes} ${sql.join(more, sql` `)}
-    select ${connection} as body from fetched f`
+    select ${connection} as body${lengths} from fetched f`
 }
 
 interface PageContext { reader: OrderReader, filter: OrderListFilter, timeZone: string, around: SurroundText }
@@ -159,8 +198,9 @@ interface PageContext { reader: OrderReader, filter: OrderListFilter, timeZone: 
  * set of filters in use) and handle, kept as a template; each request fills in its values.
  */
 export function orderConnectionQuery (tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[],
-  timeZone: string, around: SurroundText, entriesKey = JSON.stringify(entries)): Query {
-  const key = `${entriesKey}|${reader.storeIds === null}|${filter.fromDate === null}|${filter.toDate === null}|${filter.updatedSince === null}`
+  timeZone: string, around: SurroundText, entriesKey = JSON.stringify(entries), countLists = false): Query {
+  const filters = [reader.storeIds, filter.fromDate, filter.toDate, filter.updatedSince].map((v) => v === null)
+  const key = `${entriesKey}|${filters.join('|')}|${countLists}`
   return templatesOf<PageContext>(tx, 'order-connection').query(key, () => orderConnectionStatement(
     {
       sellerId: slot((c: PageContext) => c.reader.sellerId),
@@ -174,15 +214,19 @@ export function orderConnectionQuery (tx: Tx, reader: OrderReader, filter: Order
       updatedSince: filter.updatedSince === null ? null : slot((c: PageContext) => c.filter.updatedSince)
     },
     entries, slot((c: PageContext) => c.timeZone),
-    { before: slot((c: PageContext) => c.around.before), after: slot((c: PageContext) => c.around.after) }
+    { before: slot((c: PageContext) => c.around.before), after: slot((c: PageContext) => c.around.after) },
+    countLists
   ), { reader, filter, timeZone, around })
 }
 
 /**
  * The page as JSON text in UTF-8 bytes (an OrderConnection of the selected fields, with `around` before
- * and after it); throws PlanNotCovered for a field it does not write.
+ * and after it), and with `countLists` the lengths of its lists; throws PlanNotCovered for a field it does
+ * not write.
  */
 export async function readOrderConnectionText (tx: Tx, reader: OrderReader, filter: OrderListFilter,
-  entries: JsonEntry[], timeZone: string, around: SurroundText, entriesKey?: string): Promise<Buffer> {
-  return await runJsonQuery(tx, orderConnectionQuery(tx, reader, filter, entries, timeZone, around, entriesKey))
+  entries: JsonEntry[], timeZone: string, around: SurroundText, entriesKey?: string, countLists = false
+): Promise<JsonAnswer> {
+  const query = orderConnectionQuery(tx, reader, filter, entries, timeZone, around, entriesKey, countLists)
+  return await runJsonQuery(tx, query)
 }

@@ -20,5 +20,5 @@ import type { OrderReader } from './order-page.js'
 export async function readOrderPage (
   tx: Tx, reader: OrderReader, filter: OrderListFilter, entries: JsonEntry[], timeZone: string
 ): Promise<Connection<OrderView>> {
-  return parseConnection(await readOrderConnectionText(tx, reader, filter, entries, timeZone, ALONE))
+  return parseConnection((await readOrderConnectionText(tx, reader, filter, entries, timeZone, ALONE)).body)
 }

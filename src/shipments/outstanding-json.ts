@@ -5,7 +5,7 @@ import {
   ALONE, arrayAggText, planObject, PlanNotCovered, surroundOf, type JsonEntry, type SurroundText
 } from '../db/json-text.js'
 import { scalarTexts } from '../db/read-model.js'
-import { runJsonQuery } from '../db/statements.js'
+import { runJsonQuery, type JsonAnswer } from '../db/statements.js'
 import { pageInfoText, parseConnection, type Connection } from '../paging/page-info.js'
 import type { OutstandingShipmentFilter } from './outstanding-list-input.js'
 import { OUTSTANDING_SHIPMENT, type OutstandingShipmentView } from './outstanding-model.js'
@@ -21,7 +21,7 @@ import { OUTSTANDING_SHIPMENT, type OutstandingShipmentView } from './outstandin
 const dialect = new PgDialect()
 
 export function outstandingConnectionStatement (
-  sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[], around: SurroundText
+  sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[], around: SurroundText, countLists = false
 ): SQL {
   const conditions = [sql`s.seller_id = ${sellerId}::int`]
   if (filter.retailerSyncId !== null) conditions.push(sql`s.retailer_sync_id = ${filter.retailerSyncId}::text`)
@@ -44,21 +44,25 @@ export function outstandingConnectionStatement (
     }
     throw new PlanNotCovered(`OutstandingShipmentConnection.${field}`)
   }, surroundOf(around))
+  // The nodes as the answer has them, for the GraphQL cost's bill.
+  const lengths = countLists ? sql`, json_build_object('nodes', least(f.n, ${filter.limit}::int))::text as lengths` : sql``
   return sql`with page as materialized (
       select s.* from outstanding_shipments s where ${where}
       order by s.created_at, s.id limit ${filter.limit}::int + 1 offset ${(filter.page - 1) * filter.limit}::bigint
     ), fetched as (select count(*) as n from page)
-    select ${connection} as body from fetched f`
+    select ${connection} as body${lengths} from fetched f`
 }
 
 export async function readOutstandingConnectionText (
-  tx: Tx, sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[], around: SurroundText
-): Promise<Buffer> {
-  return await runJsonQuery(tx, dialect.sqlToQuery(outstandingConnectionStatement(sellerId, filter, entries, around)))
+  tx: Tx, sellerId: number, filter: OutstandingShipmentFilter, entries: JsonEntry[], around: SurroundText,
+  countLists = false
+): Promise<JsonAnswer> {
+  const statement = outstandingConnectionStatement(sellerId, filter, entries, around, countLists)
+  return await runJsonQuery(tx, dialect.sqlToQuery(statement))
 }
 
 /** For the standard execution: `entries` with pageInfo (always) and nodes (when selected) with every field. */
 export async function readOutstandingShipments (tx: Tx, sellerId: number, filter: OutstandingShipmentFilter,
   entries: JsonEntry[]): Promise<Connection<OutstandingShipmentView>> {
-  return parseConnection(await readOutstandingConnectionText(tx, sellerId, filter, entries, ALONE))
+  return parseConnection((await readOutstandingConnectionText(tx, sellerId, filter, entries, ALONE)).body)
 }
