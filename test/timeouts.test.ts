@@ -38,7 +38,8 @@ t.test('an order held by another transaction past lock_timeout is that order\'s 
   const res = await post(app, key, { order_status: [accept(a), accept(b), accept(c)] })
   const elapsed = Date.now() - started
   t.equal(res.statusCode, 200)
-  t.same(res.body.data.errors, [{ orderId: b, error: 'Order could not be updated', code: 'ORDER_NOT_UPDATED' }], 'only the held order')
+  const heldError = { index: 1, orderId: b, error: 'Order could not be updated', code: 'ORDER_NOT_UPDATED' }
+  t.same(res.body.data.errors, [heldError], 'only the held order')
   t.equal(res.body.data.successful, 2)
   t.ok(elapsed < 5000, `answered in ${elapsed} ms, not after the holder`)
   t.same([await orderStatus(database, a), await orderStatus(database, b), await orderStatus(database, c)], ['ORDER_ACCEPTED', 'ORDER_PLACED', 'ORDER_ACCEPTED'])
