@@ -65,10 +65,17 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   RATE_LIMIT_STATUS_UPDATE_PER_MINUTE: Type.Integer({ minimum: 1, default: 120 }),
   RATE_LIMIT_SYNC_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
-  /** The GraphQL bucket: at most this many points (a full page of 100 orders costs about 85,000)… */
-  GRAPHQL_COST_BUCKET: Type.Integer({ minimum: 100_000, default: 1_000_000 }),
-  /** …refilled at this many points a second. */
-  GRAPHQL_COST_RESTORE_PER_SECOND: Type.Integer({ minimum: 1, default: 100_000 }),
+  /**
+   * The GraphQL bucket: at most this many points. A full page of 100 orders asks for about 85,000 and is
+   * billed about 17,000 for orders of 3 lines (bench/README.md "GraphQL cost")…
+   */
+  GRAPHQL_COST_BUCKET: Type.Integer({ minimum: 100_000, default: 2_400_000 }),
+  /**
+   * …refilled at this many points a second: above what one client walking pages one at a time spends on
+   * this hardware (about 1,000,000 a second), below what a parallel flood of one credential does (up to
+   * 2,100,000), so the careful client is never refused and a flood is held to about 70 full pages a second.
+   */
+  GRAPHQL_COST_RESTORE_PER_SECOND: Type.Integer({ minimum: 1, default: 1_200_000 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /**
    * GraphQL pass-through (graphql/pass-through.ts): PostgreSQL writes the JSON of `orders` and
