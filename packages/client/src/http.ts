@@ -1,6 +1,7 @@
 import {
   AbortError, BadRequestError, HttpError, NetworkError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError
 } from './errors.js'
+import type { Pacer } from './pace.js'
 
 /*
  * One request with retries. Every operation of the service is idempotent (a status already set is a
@@ -27,6 +28,8 @@ export interface Transport {
   /** How long one attempt may take, answer read included. */
   timeoutMs: number
   userAgent?: string | undefined
+  /** Paces GraphQL reads from extensions.cost (one per client: one credential); null when turned off. */
+  pacer: Pacer | null
 }
 
 export interface Call {
@@ -46,7 +49,7 @@ export interface Answer {
 
 const RETRYABLE = (status: number): boolean => status === 429 || status >= 500
 
-function sleep (ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep (ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) { reject(new AbortError('aborted')); return }
     const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve() }, ms)

@@ -1,5 +1,6 @@
 import type { RetryOptions, Transport } from './http.js'
 import { ordersApi, type OrdersApi } from './orders.js'
+import { Pacer, type PaceOptions } from './pace.js'
 import { shipmentsApi, type ShipmentsApi } from './shipments.js'
 
 /*
@@ -21,6 +22,12 @@ export interface ClientOptions {
   /** How long one attempt may take, the answer read included, before it counts as a network error (default 120 s). */
   timeoutMs?: number
   userAgent?: string
+  /**
+   * Pace GraphQL reads from the service's `extensions.cost`: wait before a read the credential's bucket
+   * cannot hold yet, instead of being refused with 429 (default on; `false` turns it off). An object turns
+   * it on with a clock (tests) or an `onWait` callback.
+   */
+  pace?: boolean | PaceOptions
 }
 
 export interface OrderExchangeClient {
@@ -34,7 +41,8 @@ export function createClient (options: ClientOptions): OrderExchangeClient {
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
     retry: { attempts: 5, baseDelayMs: 250, maxDelayMs: 10_000, budgetMs: 60_000, ...options.retry },
     timeoutMs: options.timeoutMs ?? 120_000,
-    userAgent: options.userAgent
+    userAgent: options.userAgent,
+    pacer: options.pace === false ? null : new Pacer(options.pace === true ? {} : options.pace)
   }
   return {
     orders: ordersApi(transport, options),
@@ -47,6 +55,7 @@ export * from './errors.js'
 export type { RetryOptions } from './http.js'
 export { buyerKey, isActionable, outletKey, productKey, variantKey } from './mapping.js'
 export type { OrdersApi } from './orders.js'
+export type { PaceClock, PaceOptions, PaceWait, QueryCost, ThrottleStatus } from './pace.js'
 export type { FullOrder, OrderPage, OrdersDocument } from './pages.js'
 export type { PollNode, PollOptions, PollResult } from './poll.js'
 export type { StatusChange, StatusChangeResult, StatusName } from './status-updates.js'

@@ -2,6 +2,7 @@ import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core'
 import { GraphqlError, OrderExchangeError } from './errors.js'
 import { OrderPageDocument, type OrderListInput, type OrderPageQuery } from './generated/graphql.js'
 import { send, type Transport } from './http.js'
+import { queryCostOf } from './pace.js'
 
 /*
  * Reading orders page by page (spec 4.1 rules 1–2): from page 1 until hasNext is false.
@@ -33,13 +34,23 @@ export async function readPage<TNode> (
   signal?: AbortSignal
 ): Promise<OrderPage<TNode> & { date: string | null }> {
   if (!credentials.accessToken) throw new OrderExchangeError('reading orders needs an accessToken')
-  const answer = await send(transport, {
-    method: 'POST',
-    path: '/v2/graphql',
-    headers: { authorization: `Bearer ${credentials.accessToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query: documentText(document), variables: { input } }),
-    signal
-  }, (status) => status === 400)
+  const query = documentText(document)
+  // The cost of a read depends on its document and its page size (the service charges for the page asked for).
+  const ticket = await transport.pacer?.admit(`${input.limit ?? 'default'}\n${query}`, signal)
+  let answer
+  try {
+    answer = await send(transport, {
+      method: 'POST',
+      path: '/v2/graphql',
+      headers: { authorization: `Bearer ${credentials.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables: { input } }),
+      signal
+    }, (status) => status === 400)
+  } catch (err) {
+    if (ticket) transport.pacer?.settle(ticket, undefined)
+    throw err
+  }
+  if (ticket) transport.pacer?.settle(ticket, queryCostOf(answer.body))
   const body = answer.body as {
     data?: { orders: OrderPage<TNode> | null } | null
     errors?: Array<{ message: string, extensions?: { code?: string } }>
