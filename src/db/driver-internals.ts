@@ -14,8 +14,7 @@ import type { PoolStats, Tx } from './client.js'
  *   0.17 has no public way to clear a running job's key or to list the pools holding jobs;
  *   test/driver-internals.test.ts checks the columns those statements read.
  * - `graphql/execution/collectFields.js` (graphql/pass-through.ts): graphql 16 does not export
- *   collectFields from its root, and graphql 17 changes it; the test checks its answer's shape. The
- *   `graphql/execution/values.js` functions are public (re-exported by `graphql`).
+ *   collectFields from its root, and graphql 17 changes it; the test checks its answer's shape.
  */
 
 /** Drizzle's session: what a database or transaction runs its statements through (`tx._.session`). */

@@ -1,12 +1,12 @@
 import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
-  getNamedType, getOperationAST, isObjectType, Kind, specifiedRules, validate, visit,
+  getArgumentValues, getNamedType, getOperationAST, getVariableValues, isObjectType, Kind, specifiedRules, validate,
+  visit,
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLSchema,
   type OperationDefinitionNode, type VariableNode
 } from 'graphql'
 import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js'
-import { getArgumentValues, getVariableValues } from 'graphql/execution/values.js'
 import type { CostBucket } from '../cost-bucket.js'
 import type { Caller } from '../credentials/service.js'
 import type { Db } from '../db/client.js'

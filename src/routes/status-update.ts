@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { badRequest } from '../errors.js'
 import type { ServiceMetrics } from '../metrics.js'
+import { isPlainObject } from '../plain-object.js'
 import { withIdempotency } from '../plugins/idempotency.js'
 import { MAX_ITEMS, StatusUpdateBodySchema, type BatchData } from '../status-update/schemas.js'
 import { OrderErrors, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
@@ -15,9 +16,7 @@ import { restEndpoints } from './rest-contract.js'
 
 /** The items of a body, or a 400 with the exact text of spec 7.1 / decisions.md. */
 function itemsOf (body: unknown): unknown[] {
-  const items = typeof body === 'object' && body !== null && !Array.isArray(body)
-    ? (body as Record<string, unknown>).order_status
-    : undefined
+  const items = isPlainObject(body) ? body.order_status : undefined
   if (!Array.isArray(items) || items.length === 0) {
     throw badRequest(StatusUpdateCode.statusRequired, StatusUpdateText.statusRequired)
   }
