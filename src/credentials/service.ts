@@ -44,8 +44,13 @@ export type IssueInput = {
 export async function issueCredential (tx: Tx, input: IssueInput): Promise<{ id: number, secret: string }> {
   if (input.kind === 'platform-key') {
     if (input.sellerId !== undefined) throw new CredentialError('A platform key belongs to no seller')
-    return insertCredential(tx, { sellerId: null, kind: input.kind, environment: input.environment,
-      storeIds: null, label: input.label ?? null })
+    return insertCredential(tx, {
+      sellerId: null,
+      kind: input.kind,
+      environment: input.environment,
+      storeIds: null,
+      label: input.label ?? null
+    })
   }
   const [seller] = await tx.select({ id: sellers.id }).from(sellers).where(eq(sellers.id, input.sellerId))
   if (!seller) throw new CredentialError(`No seller with companyId ${input.sellerId}`)
@@ -59,12 +64,21 @@ export async function issueCredential (tx: Tx, input: IssueInput): Promise<{ id:
     const foreign = storeIds.filter((id) => !ownIds.has(id))
     if (foreign.length > 0) throw new CredentialError(`Store(s) ${foreign.join(', ')} do not belong to seller ${input.sellerId}`)
   }
-  return insertCredential(tx, { sellerId: input.sellerId, kind: input.kind, environment: input.environment,
-    storeIds, label: input.label ?? null })
+  return insertCredential(tx, {
+    sellerId: input.sellerId,
+    kind: input.kind,
+    environment: input.environment,
+    storeIds,
+    label: input.label ?? null
+  })
 }
 
 async function insertCredential (tx: Tx, values: {
-  sellerId: number | null, kind: CredentialKind, environment: Environment, storeIds: number[] | null, label: string | null
+  sellerId: number | null
+  kind: CredentialKind
+  environment: Environment
+  storeIds: number[] | null
+  label: string | null
 }): Promise<{ id: number, secret: string }> {
   const { secret, keyId, secretHash } = generateSecret(values.kind, values.environment)
   const [row] = await tx.insert(credentials).values({ ...values, keyId, secretHash }).returning({ id: credentials.id })
