@@ -18,7 +18,7 @@ type G = fc.GeneratorValue
 const pick = <T>(g: G, items: readonly T[]): T => items[g(fc.nat, items.length - 1)]
 const coin = (g: G, percent: number): boolean => g(fc.nat, 99) < percent
 
-const CODES = new Set<string>(Object.values(PlatformRowErrors).map((e) => typeof e === 'function' ? (e as () => { code: string })().code : e.code))
+const CODES = new Set<string>(Object.values(PlatformRowErrors).map((e) => typeof e === 'function' ? (e as unknown as () => { code: string })().code : e.code))
 
 function wild (g: G): unknown {
   return g(() => fc.oneof(fc.jsonValue({ maxDepth: 2 }), hostileString, fc.integer(), fc.double(), fc.constant(null)))
