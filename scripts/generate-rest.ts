@@ -3,6 +3,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compile, type JSONSchema } from 'json-schema-to-typescript'
 import * as contract from '../src/routes/rest-contract.js'
+import {
+  PlatformBatchDataSchema, PlatformPointsSchema, PlatformRowErrorSchema, PlatformSellerSchema, PlatformStoreSchema
+} from '../src/platform/schemas.js'
 import { SyncDataSchema, SyncRequestSchema } from '../src/shipments/schemas.js'
 import { BatchDataSchema, StatusUpdateItemSchema } from '../src/status-update/schemas.js'
 import {
@@ -42,7 +45,15 @@ const named: Record<string, unknown> = {
   SyncRow: OutstandingShipmentRecord,
   SyncRequest: SyncRequestSchema,
   SyncData: SyncDataSchema,
-  SyncResponse: contract.SyncResponseSchema
+  SyncResponse: contract.SyncResponseSchema,
+  PlatformStore: PlatformStoreSchema,
+  PlatformSeller: PlatformSellerSchema,
+  PlatformSellersRequest: contract.restEndpoints.platformSellers.request,
+  PlatformPoints: PlatformPointsSchema,
+  PlatformPointsRequest: contract.restEndpoints.platformPoints.request,
+  PlatformRowError: PlatformRowErrorSchema,
+  PlatformBatchData: PlatformBatchDataSchema,
+  PlatformBatchResponse: contract.PlatformBatchResponseSchema
 }
 
 /**

@@ -53,6 +53,12 @@ t.test('migrate, seed, credentials issue / list / revoke', async (t) => {
   const text = await cli(['credentials', 'list', '--seller', String(companyId)], env)
   t.match(text.out, /#\d+ {2}seller \d+ {2}api-key {2}testing/)
 
+  const platform = await cli(['credentials', 'issue', '--kind', 'platform-key', '--environment', 'production'], env)
+  t.equal(platform.code, 0, platform.err)
+  t.match(platform.out, /^oxs_live_pk_[A-Za-z0-9]{12}_[A-Za-z0-9_-]{43}$/, 'the platform key, alone')
+  t.match(platform.err, /issued platform-key #\d+ \(production\)/)
+  t.match((await cli(['credentials', 'list'], env)).out, /#\d+ {2}platform {2}platform-key {2}production/)
+
   const revoked = await cli(['credentials', 'revoke', String(rows[0].id)], env)
   t.equal(revoked.code, 0)
   const again = await cli(['credentials', 'revoke', String(rows[0].id)], env)
@@ -72,7 +78,8 @@ t.test('bad input: non-zero exit and a clear message', async (t) => {
     [['seed', '--frobnicate'], 2, /Unknown option '--frobnicate'/],
     [['credentials'], 2, /credentials takes issue, list or revoke/],
     [['credentials', 'issue', '--kind', 'api-key'], 2, /--seller is required/],
-    [['credentials', 'issue', '--seller', '1', '--kind', 'password'], 2, /--kind must be access-token or api-key/],
+    [['credentials', 'issue', '--seller', '1', '--kind', 'password'], 2, /--kind must be access-token, api-key or platform-key/],
+    [['credentials', 'issue', '--seller', '1', '--kind', 'platform-key'], 2, /a platform key belongs to no seller/],
     [['credentials', 'issue', '--seller', '1', '--kind', 'api-key', '--environment', 'staging'], 2, /--environment must be testing or production/],
     [['credentials', 'issue', '--seller', '4242', '--kind', 'api-key'], 1, /No seller with companyId 4242/],
     [['credentials', 'revoke'], 2, /takes one credential id/]

@@ -6,7 +6,7 @@ import { idempotent, type IdempotencyRequest } from '../src/idempotency/idempote
 import { withIdempotency } from '../src/plugins/idempotency.js'
 import { restEndpoints } from '../src/routes/rest-contract.js'
 import { testConfig, testDatabase } from './helpers/build.js'
-import { createSeller, credential } from './helpers/fixtures.js'
+import { createSeller, credential, platformKey } from './helpers/fixtures.js'
 
 /*
  * The idempotency wrapper: a route that says `config: { idempotent: true }` and answers through
@@ -47,7 +47,7 @@ async function appWithTestRoutes (t: Parameters<typeof testDatabase>[0]) {
     },
     payload: typeof body === 'string' ? body : JSON.stringify(body)
   })
-  return { app, database, runs, key, send }
+  return { app, database, runs, key, send, platform: await platformKey(database) }
 }
 
 t.test('a route that declares idempotency gets claim, replay and mismatch from the wrapper', async (t) => {
@@ -96,7 +96,7 @@ t.test('a route cannot half-use the wrapper: each way is a 500, never an ignored
 })
 
 t.test('every mutating endpoint of the REST contract is idempotent', async (t) => {
-  const { app, key } = await appWithTestRoutes(t)
+  const { app, key, platform } = await appWithTestRoutes(t)
   // A request each endpoint accepts: a new endpoint in the contract needs a line here (a type error without).
   const requests = {
     statusUpdate: {
@@ -106,6 +106,14 @@ t.test('every mutating endpoint of the REST contract is idempotent', async (t) =
     shipmentSync: {
       headers: { 'x-api-key': key },
       payload: [{ retailerSyncId: 'R1', offerSyncId: 'O1', outstandingQuantity: 1 }]
+    },
+    platformSellers: {
+      headers: { authorization: `Bearer ${platform}` },
+      payload: [{ companyId: 900, name: 'S', status: 'ACTIVE', takeRate: 0.02, autoRejectEnabled: false, stores: [] }]
+    },
+    platformPoints: {
+      headers: { authorization: `Bearer ${platform}` },
+      payload: [{ companyId: 900, amount: 10, reference: 'R1' }]
     }
   } satisfies Record<keyof typeof restEndpoints, { headers: Record<string, string>, payload: unknown }>
   for (const [name, endpoint] of Object.entries(restEndpoints)) {

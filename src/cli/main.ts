@@ -16,6 +16,8 @@ Commands:
   credentials issue --seller <companyId> --kind access-token|api-key
                     [--environment testing|production] [--stores 1,2] [--label TEXT]
                                               issue a credential; prints the secret alone on stdout
+  credentials issue --kind platform-key [--environment testing|production] [--label TEXT]
+                                              issue the marketplace's platform key (no seller)
   credentials list [--seller <companyId>] [--json]
                                               list credentials (never secrets)
   credentials revoke <id>                     revoke a credential
@@ -121,15 +123,28 @@ async function credentialsCommand (config: Config, args: string[], out: Out, err
         options: { seller: { type: 'string' }, kind: { type: 'string' }, environment: { type: 'string' }, stores: { type: 'string' }, label: { type: 'string' } },
         strict: true
       })
-      const sellerId = positiveInt(values.seller, '--seller')
-      if (values.kind !== 'access-token' && values.kind !== 'api-key') throw new UsageError('--kind must be access-token or api-key')
       const environment = values.environment ?? config.ORDER_EXCHANGE_ENV
       if (environment !== 'testing' && environment !== 'production') throw new UsageError('--environment must be testing or production')
+      if (values.kind === 'platform-key') {
+        if (values.seller !== undefined || values.stores !== undefined) {
+          throw new UsageError('a platform key belongs to no seller: --seller and --stores do not apply')
+        }
+        const issued = await withConnection(config, ({ database }) =>
+          issueCredential(database.db, { kind: 'platform-key', environment, label: values.label ?? null }))
+        out(issued.secret)
+        err(`issued platform-key #${issued.id} (${environment}); the secret is shown only now`)
+        return 0
+      }
+      if (values.kind !== 'access-token' && values.kind !== 'api-key') {
+        throw new UsageError('--kind must be access-token, api-key or platform-key')
+      }
+      const kind = values.kind
+      const sellerId = positiveInt(values.seller, '--seller')
       const storeIds = values.stores === undefined ? null : values.stores.split(',').map((s) => positiveInt(s.trim(), '--stores'))
       const issued = await withConnection(config, ({ database }) =>
-        issueCredential(database.db, { sellerId, kind: values.kind as 'access-token' | 'api-key', environment, storeIds, label: values.label ?? null }))
+        issueCredential(database.db, { sellerId, kind, environment, storeIds, label: values.label ?? null }))
       out(issued.secret)
-      err(`issued ${values.kind} #${issued.id} for seller ${sellerId} (${environment}${storeIds ? `, stores ${storeIds.join(',')}` : ''}); the secret is shown only now`)
+      err(`issued ${kind} #${issued.id} for seller ${sellerId} (${environment}${storeIds ? `, stores ${storeIds.join(',')}` : ''}); the secret is shown only now`)
       return 0
     }
     case 'list': {
@@ -139,7 +154,7 @@ async function credentialsCommand (config: Config, args: string[], out: Out, err
       if (values.json) out(JSON.stringify(rows, null, 2))
       else {
         for (const r of rows) {
-          out(`#${r.id}  seller ${r.sellerId}  ${r.kind}  ${r.environment}  key ${r.keyId}  stores ${r.storeIds?.join(',') ?? 'all'}  ` +
+          out(`#${r.id}  ${r.sellerId === null ? 'platform' : `seller ${r.sellerId}`}  ${r.kind}  ${r.environment}  key ${r.keyId}  stores ${r.storeIds?.join(',') ?? 'all'}  ` +
             `${r.revokedAt ? `revoked ${r.revokedAt.toISOString()}` : 'active'}  last used ${r.lastUsedAt?.toISOString() ?? 'never'}`)
         }
       }

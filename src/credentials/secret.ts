@@ -9,8 +9,9 @@ import type { CredentialKind, Environment } from '../db/schema.js'
  */
 
 const ENV_PREFIX: Record<Environment, string> = { testing: 'test', production: 'live' }
-const KIND_PREFIX: Record<CredentialKind, string> = { 'access-token': 'at', 'api-key': 'ak' }
-const SECRET_PATTERN = /^oxs_(test|live)_(at|ak)_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/
+const KIND_PREFIX: Record<CredentialKind, string> = { 'access-token': 'at', 'api-key': 'ak', 'platform-key': 'pk' }
+const KIND_OF_PREFIX = new Map(Object.entries(KIND_PREFIX).map(([kind, prefix]) => [prefix, kind as CredentialKind]))
+const SECRET_PATTERN = /^oxs_(test|live)_(at|ak|pk)_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/
 
 export interface GeneratedSecret { secret: string, keyId: string, secretHash: string }
 
@@ -33,7 +34,7 @@ export function parseSecret (secret: string): ParsedSecret | null {
   if (!m) return null
   return {
     environment: m[1] === 'live' ? 'production' : 'testing',
-    kind: m[2] === 'at' ? 'access-token' : 'api-key',
+    kind: KIND_OF_PREFIX.get(m[2])!,
     keyId: m[3]
   }
 }

@@ -1,5 +1,7 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
-import { credentials, sellers, stores, type CredentialKind, type Environment } from '../db/schema.js'
+import {
+  credentials, sellers, stores, type CredentialKind, type Environment, type SellerCredentialKind
+} from '../db/schema.js'
 import type { Tx } from '../db/client.js'
 import { prepared } from '../db/statements.js'
 import { generateSecret, parseSecret, secretMatches } from './secret.js'
@@ -8,7 +10,7 @@ import { generateSecret, parseSecret, secretMatches } from './secret.js'
 export interface Caller {
   credentialId: number
   sellerId: number
-  kind: CredentialKind
+  kind: SellerCredentialKind
   environment: Environment
   /** Null: every store of the seller. */
   storeIds: number[] | null
@@ -18,16 +20,38 @@ export class CredentialError extends Error {
   override name = 'CredentialError'
 }
 
-export interface IssueInput {
+/** The marketplace's own backend: a platform key, bound to no seller (spec/platform.md "Credentials"). */
+export interface PlatformCaller {
+  credentialId: number
+  environment: Environment
+}
+
+export type IssueInput = {
   sellerId: number
-  kind: CredentialKind
+  kind: SellerCredentialKind
   environment: Environment
   storeIds?: number[] | null
+  label?: string | null
+} | {
+  sellerId?: undefined
+  kind: 'platform-key'
+  environment: Environment
+  storeIds?: undefined
   label?: string | null
 }
 
 /** Issues a credential; the secret is returned here once and never stored. */
 export async function issueCredential (tx: Tx, input: IssueInput): Promise<{ id: number, secret: string }> {
+  if (input.kind === 'platform-key') {
+    if (input.sellerId !== undefined) throw new CredentialError('A platform key belongs to no seller')
+    return insertCredential(tx, {
+      sellerId: null,
+      kind: input.kind,
+      environment: input.environment,
+      storeIds: null,
+      label: input.label ?? null
+    })
+  }
   const [seller] = await tx.select({ id: sellers.id }).from(sellers).where(eq(sellers.id, input.sellerId))
   if (!seller) throw new CredentialError(`No seller with companyId ${input.sellerId}`)
   const storeIds = input.storeIds && input.storeIds.length > 0
@@ -40,16 +64,24 @@ export async function issueCredential (tx: Tx, input: IssueInput): Promise<{ id:
     const foreign = storeIds.filter((id) => !ownIds.has(id))
     if (foreign.length > 0) throw new CredentialError(`Store(s) ${foreign.join(', ')} do not belong to seller ${input.sellerId}`)
   }
-  const { secret, keyId, secretHash } = generateSecret(input.kind, input.environment)
-  const [row] = await tx.insert(credentials).values({
+  return insertCredential(tx, {
     sellerId: input.sellerId,
     kind: input.kind,
     environment: input.environment,
-    keyId,
-    secretHash,
     storeIds,
     label: input.label ?? null
-  }).returning({ id: credentials.id })
+  })
+}
+
+async function insertCredential (tx: Tx, values: {
+  sellerId: number | null
+  kind: CredentialKind
+  environment: Environment
+  storeIds: number[] | null
+  label: string | null
+}): Promise<{ id: number, secret: string }> {
+  const { secret, keyId, secretHash } = generateSecret(values.kind, values.environment)
+  const [row] = await tx.insert(credentials).values({ ...values, keyId, secretHash }).returning({ id: credentials.id })
   return { id: row.id, secret }
 }
 
@@ -79,7 +111,7 @@ export async function revokeCredential (tx: Tx, id: number): Promise<boolean> {
 
 type CredentialRow = {
   id: number
-  sellerId: number
+  sellerId: number | null
   kind: CredentialKind
   environment: Environment
   secretHash: string
@@ -96,8 +128,28 @@ const LAST_USED_GRANULARITY = '60 seconds'
  * or of another environment. Callers answer every null the same way (401), so nothing leaks about why.
  */
 export async function verifyCredential (
-  tx: Tx, secret: string, expected: { kind: CredentialKind, environment: Environment }
+  tx: Tx, secret: string, expected: { kind: SellerCredentialKind, environment: Environment }
 ): Promise<Caller | null> {
+  const row = await verifiedRow(tx, secret, expected)
+  // The CHECK makes a seller kind without a seller impossible; the test keeps the type honest.
+  if (!row || row.sellerId === null || row.kind === 'platform-key') return null
+  return {
+    credentialId: row.id, sellerId: row.sellerId, kind: row.kind, environment: row.environment, storeIds: row.storeIds
+  }
+}
+
+/** The platform key behind a presented secret, or null on every other case (answered 401 alike). */
+export async function verifyPlatformKey (
+  tx: Tx, secret: string, environment: Environment
+): Promise<PlatformCaller | null> {
+  const row = await verifiedRow(tx, secret, { kind: 'platform-key', environment })
+  if (!row || row.sellerId !== null) return null
+  return { credentialId: row.id, environment: row.environment }
+}
+
+async function verifiedRow (
+  tx: Tx, secret: string, expected: { kind: CredentialKind, environment: Environment }
+): Promise<CredentialRow | null> {
   const parsed = parseSecret(secret)
   if (!parsed || parsed.kind !== expected.kind || parsed.environment !== expected.environment) return null
   // Prepared (one parse and plan per connection), and written as one template rather than through the
@@ -113,7 +165,5 @@ export async function verifyCredential (
     await tx.update(credentials).set({ lastUsedAt: sql`now()` }).where(and(eq(credentials.id, row.id),
       sql`(${credentials.lastUsedAt} is null or ${credentials.lastUsedAt} < now() - interval '${sql.raw(LAST_USED_GRANULARITY)}')`))
   }
-  return {
-    credentialId: row.id, sellerId: row.sellerId, kind: row.kind, environment: row.environment, storeIds: row.storeIds
-  }
+  return row
 }

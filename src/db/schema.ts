@@ -224,9 +224,13 @@ export const pointsLedger = pgTable('points_ledger', {
   kind: pointsEntryKind('kind').notNull(),
   amount: money('amount').notNull(),
   balanceAfter: money('balance_after').notNull(),
+  /** The marketplace's own reference of a top-up or adjustment (POST /v2/platform/sellers/points). */
+  reference: text('reference'),
   createdAt: createdAt()
 }, (t) => [
   unique('points_ledger_order_kind_key').on(t.orderId, t.kind),
+  // One entry per (seller, reference): a re-sent top-up can never be booked twice.
+  unique('points_ledger_seller_reference_key').on(t.sellerId, t.reference),
   index('points_ledger_seller_idx').on(t.sellerId)
 ])
 
@@ -304,15 +308,18 @@ export const outstandingShipments = pgTable('outstanding_shipments', {
   check('outstanding_shipments_quantity_non_negative', sql`${t.outstandingQuantity} >= 0`)
 ])
 
-export const credentialKind = pgEnum('credential_kind', ['access-token', 'api-key'])
+export const credentialKind = pgEnum('credential_kind', ['access-token', 'api-key', 'platform-key'])
 export type CredentialKind = (typeof credentialKind.enumValues)[number]
+/** The kinds bound to a seller; the platform key (the marketplace's own backend) belongs to none. */
+export type SellerCredentialKind = Exclude<CredentialKind, 'platform-key'>
 export const environment = pgEnum('environment', ['testing', 'production'])
 export type Environment = (typeof environment.enumValues)[number]
 
 /** Secrets are stored only as a SHA-256 hash; keyId is a public, indexed part of the secret for lookup. */
 export const credentials = pgTable('credentials', {
   id: serial('id').primaryKey(),
-  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  /** Null for a platform key only (the CHECK below): every seller credential names its seller. */
+  sellerId: integer('seller_id').references(() => sellers.id),
   kind: credentialKind('kind').notNull(),
   environment: environment('environment').notNull(),
   keyId: text('key_id').notNull().unique(),
@@ -323,7 +330,11 @@ export const credentials = pgTable('credentials', {
   createdAt: createdAt(),
   revokedAt: timestamp('revoked_at', { withTimezone: true }),
   lastUsedAt: timestamp('last_used_at', { withTimezone: true })
-}, (t) => [index('credentials_seller_idx').on(t.sellerId)])
+}, (t) => [
+  index('credentials_seller_idx').on(t.sellerId),
+  // kind as text: a CHECK may not use an enum value added in the same migration's transaction.
+  check('credentials_seller_by_kind', sql`(${t.kind}::text = 'platform-key') = (${t.sellerId} is null)`)
+])
 
 /**
  * Idempotency-Key (Stripe's rules): the first answer to a (credential, key) is stored in the same

@@ -83,9 +83,10 @@ export async function withIdempotency<T extends object> (
   const key = idempotencyKeyOf(request.headers['idempotency-key'])
   let idempotency: IdempotencyRequest | undefined
   if (key !== undefined) {
-    // Keys are per credential: an idempotent route requires one.
-    if (!request.caller) throw new Error(`${request.routeOptions.url} is idempotent but takes no credential`)
-    idempotency = { credentialId: request.caller.credentialId, key, fingerprint: fingerprintOf(request, state) }
+    // Keys are per credential (a seller's or the platform key): an idempotent route requires one.
+    const credentialId = (request.caller ?? request.platformCaller)?.credentialId
+    if (credentialId === undefined) throw new Error(`${request.routeOptions.url} is idempotent but takes no credential`)
+    idempotency = { credentialId, key, fingerprint: fingerprintOf(request, state) }
   }
   const { replayed, ...answer } = await work(idempotency)
   state.answered = true

@@ -40,7 +40,10 @@ export default fp(async function rateLimitPlugin (app, options: RateLimitOptions
     ...(options.redis ? { redis: options.redis, nameSpace: `${prefix}rl:` } : {}),
     skipOnError: true,
     enableDraftSpec: true,
-    keyGenerator: (request) => request.caller ? `credential:${request.caller.credentialId}` : `ip:${request.ip}`,
+    keyGenerator: (request) => {
+      const caller = request.caller ?? request.platformCaller
+      return caller ? `credential:${caller.credentialId}` : `ip:${request.ip}`
+    },
     onExceeded: (request) => options.onRefused?.(request.routeOptions.url ?? request.url),
     errorResponseBuilder: (_request, context) =>
       new RequestError.RateLimited(`at most ${context.max} requests a minute per credential on this endpoint; retry in ${Math.max(1, Math.ceil(context.ttl / 1000))} s`)

@@ -4,6 +4,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { RequestFailureSchema, restEndpoints, type Endpoint } from './rest-contract.js'
+import { platformDocs } from './platform-docs.js'
 import { restDocs, type EndpointDoc } from './rest-docs.js'
 
 /*
@@ -49,7 +50,7 @@ function documentedSchema ({ endpoint, doc }: Documented): Record<string, unknow
 }
 
 async function openapiPlugin (app: FastifyInstance, options: { explorer: boolean }): Promise<void> {
-  const docs = restDocs(app.config)
+  const docs = { ...restDocs(app.config), ...platformDocs(app.config) }
   const documented = new Map<string, Documented>(
     (Object.keys(restEndpoints) as Array<keyof typeof restEndpoints>).map((name) => {
       const endpoint = restEndpoints[name]
@@ -68,12 +69,16 @@ async function openapiPlugin (app: FastifyInstance, options: { explorer: boolean
       },
       tags: [
         { name: 'Accounting', description: 'Order status changes from an accounting system' },
-        { name: 'Shipments', description: 'Outstanding shipment quantities from an ERP' }
+        { name: 'Shipments', description: 'Outstanding shipment quantities from an ERP' },
+        { name: 'Platform', description: 'The marketplace\'s own backend: sellers and their points (a platform key)' }
       ],
       components: {
         securitySchemes: {
           apiKeyBearer: { type: 'http', scheme: 'bearer', description: 'An API key (oxs_test_ak_… or oxs_live_ak_…) as a Bearer token' },
-          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (oxs_test_ak_… or oxs_live_ak_…)' }
+          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (oxs_test_ak_… or oxs_live_ak_…)' },
+          platformKeyBearer: {
+            type: 'http', scheme: 'bearer', description: 'The platform key (oxs_test_pk_… or oxs_live_pk_…) as a Bearer token'
+          }
         }
       }
     },

@@ -1,4 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import {
+  PlatformBatchDataSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema
+} from '../platform/schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
 import { BatchDataSchema, MAX_ITEMS, StatusUpdateItemSchema } from '../status-update/schemas.js'
 import { FailureEnvelope, FailureEnvelopeWithData, SuccessEnvelope } from './envelope.js'
@@ -13,6 +16,8 @@ import { FailureEnvelope, FailureEnvelopeWithData, SuccessEnvelope } from './env
 
 export const STATUS_UPDATE_PATH = '/v2/accounting/orders/update-status'
 export const SYNC_PATH = '/v2/shipments/outstanding/sync-data'
+export const PLATFORM_SELLERS_PATH = '/v2/platform/sellers'
+export const PLATFORM_POINTS_PATH = '/v2/platform/sellers/points'
 
 export const StatusUpdateRequestSchema = Type.Object({
   order_status: Type.Array(StatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
@@ -38,6 +43,12 @@ export const SyncResponseSchema = Type.Composite([SuccessEnvelope(SyncDataSchema
   title: 'SyncResponse', description: 'Every row was processed; bad rows are in data.errors by index'
 })
 export type SyncResponse = Static<typeof SyncResponseSchema>
+
+export const PlatformBatchResponseSchema = Type.Composite([SuccessEnvelope(PlatformBatchDataSchema)], {
+  title: 'PlatformBatchResponse',
+  description: 'Every row was processed: inserted, updated or unchanged, or refused and listed in data.errors by index'
+})
+export type PlatformBatchResponse = Static<typeof PlatformBatchResponseSchema>
 
 export interface Endpoint {
   method: 'POST' | 'PUT'
@@ -76,6 +87,18 @@ export const restEndpoints = {
     path: SYNC_PATH,
     request: SyncRequestSchema,
     responses: { 200: SyncResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformSellers: {
+    method: 'PUT',
+    path: PLATFORM_SELLERS_PATH,
+    request: PlatformSellersRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformPoints: {
+    method: 'POST',
+    path: PLATFORM_POINTS_PATH,
+    request: PlatformPointsRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
   }
 } satisfies Record<string, Endpoint>
 

@@ -6,7 +6,10 @@ import { SyncCode, SyncText } from '../shipments/texts.js'
 import type { ItemError } from '../item-error.js'
 import { OrderErrors, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
 import { failure, success } from './envelope.js'
-import { MAX_STATUS_ITEMS, MAX_SYNC_ROWS, type RequestFailure, type StatusUpdateRequest, type StatusUpdateResponse, type SyncResponse } from './rest-contract.js'
+import {
+  MAX_STATUS_ITEMS, MAX_SYNC_ROWS, type RequestFailure, type StatusUpdateRequest, type StatusUpdateResponse,
+  type SyncResponse
+} from './rest-contract.js'
 
 /*
  * What the OpenAPI document says about the REST endpoints beyond their schemas: summaries, the answer of
@@ -28,13 +31,13 @@ export interface EndpointDoc {
   description: string
   tag: string
   /** The security scheme of components.securitySchemes the endpoint takes. */
-  security: 'apiKeyBearer' | 'apiKeyHeader'
+  security: 'apiKeyBearer' | 'apiKeyHeader' | 'platformKeyBearer'
   requestExamples: Record<string, { summary: string, value: unknown }>
   responses: Record<number, ResponseDoc>
 }
 
 /** The envelope the root error handler makes of a coded error. */
-const failureExample = (
+export const failureExample = (
   error: { statusCode?: number, message: string, code: string }, summary: string
 ): { summary: string, value: RequestFailure } =>
   ({ summary, value: failure(error.statusCode ?? 400, error.message, error.code) })
@@ -42,7 +45,7 @@ const failureExample = (
 const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retrying (the request is safe to repeat)', schema: { type: 'integer' as const } } }
 
 /** The answers both endpoints share: authentication, body size, content type, failures inside. */
-function commonResponses (bodyLimit: number): Record<number, ResponseDoc> {
+export function commonResponses (bodyLimit: number): Record<number, ResponseDoc> {
   return {
     401: {
       description: 'Missing, malformed, unknown or revoked API key, an access token instead of a key, or a key of the other environment (spec 5, 7.1)',
@@ -96,6 +99,7 @@ function rowError (index: number, row: unknown): { index: number, error: string,
   return { index, error: checked.error.text, code: checked.error.code }
 }
 
+/** The seller endpoints' words; the platform routes' are platform-docs.ts. */
 export function restDocs (config: Config): { statusUpdate: EndpointDoc, shipmentSync: EndpointDoc } {
   const batch: StatusUpdateRequest = {
     order_status: [

@@ -1,7 +1,7 @@
 import type { TestDatabase as Database } from './build.js'
 import { sellers, stores } from '../../src/db/schema.js'
 import { issueCredential } from '../../src/credentials/service.js'
-import type { CredentialKind, Environment } from '../../src/db/schema.js'
+import type { Environment, SellerCredentialKind } from '../../src/db/schema.js'
 import { seed, DEFAULT_ANCHOR, type SeedSummary } from '../../src/seed/seed.js'
 
 /** The deterministic demo data set, small: three sellers (rich, poor, suspended) and their orders. */
@@ -16,8 +16,14 @@ export async function createSeller (database: Database,
   return { sellerId: seller.id, storeIds: rows.map((r) => r.id) }
 }
 
-export async function credential (database: Database, sellerId: number, kind: CredentialKind,
+export async function credential (database: Database, sellerId: number, kind: SellerCredentialKind,
   options: { environment?: Environment, storeIds?: number[] } = {}): Promise<string> {
   const { secret } = await issueCredential(database.db, { sellerId, kind, environment: options.environment ?? 'testing', storeIds: options.storeIds })
+  return secret
+}
+
+/** The marketplace's platform key (no seller). */
+export async function platformKey (database: Database, environment: Environment = 'testing'): Promise<string> {
+  const { secret } = await issueCredential(database.db, { kind: 'platform-key', environment })
   return secret
 }

@@ -7,6 +7,20 @@
  * @maxItems 100000
  */
 export type SyncRequest = SyncRow[]
+/**
+ * 1 to 1000 seller rows; each is checked on its own and a bad row is reported by index
+ *
+ * @minItems 1
+ * @maxItems 1000
+ */
+export type PlatformSellersRequest = PlatformSeller[]
+/**
+ * 1 to 1000 points rows; each is checked on its own and a bad row is reported by index
+ *
+ * @minItems 1
+ * @maxItems 1000
+ */
+export type PlatformPointsRequest = PlatformPoints[]
 
 /**
  * Every named type of the REST contract
@@ -22,6 +36,14 @@ export interface RestContract {
   SyncRequest: SyncRequest
   SyncData: SyncData
   SyncResponse: SyncResponse
+  PlatformStore: PlatformStore
+  PlatformSeller: PlatformSeller
+  PlatformSellersRequest: PlatformSellersRequest
+  PlatformPoints: PlatformPoints
+  PlatformPointsRequest: PlatformPointsRequest
+  PlatformRowError: PlatformRowError
+  PlatformBatchData: PlatformBatchData
+  PlatformBatchResponse: PlatformBatchResponse
 }
 /**
  * One order status update (spec 2.10)
@@ -195,4 +217,90 @@ export interface SyncResponse {
   statusCode: 200
   message: string
   data: SyncData
+}
+/**
+ * A store of the seller, by the marketplace's id: added or renamed, never removed
+ */
+export interface PlatformStore {
+  id: number
+  name: string
+}
+/**
+ * A seller (company) and its stores, keyed by companyId
+ */
+export interface PlatformSeller {
+  companyId: number
+  name: string
+  status: 'ACTIVE' | 'SUSPENDED'
+  /**
+   * Fraction of orderTotalFinal taken in points at acceptance, 0 to 1, at most 4 decimals (0.02 = 2 %)
+   */
+  takeRate: number | string
+  autoRejectEnabled: boolean
+  /**
+   * @maxItems 1000
+   */
+  stores: PlatformStore[]
+}
+/**
+ * A ledger entry of a seller's points, keyed by (companyId, reference)
+ */
+export interface PlatformPoints {
+  companyId: number
+  /**
+   * A top-up (> 0) or an adjustment (< 0, never below a zero balance); at most 2 decimals
+   */
+  amount: number | string
+  /**
+   * The marketplace's own reference: the same reference and amount again is unchanged
+   */
+  reference: string
+}
+export interface PlatformRowError {
+  /**
+   * Position of the row in the request array, from 0
+   */
+  index: number
+  /**
+   * The row's own id when it has a usable one (a seller's companyId, a points row's reference), else null
+   */
+  id: number | string | null
+  /**
+   * Every broken field of the row, one sentence each, naming the field
+   */
+  error: string
+  /**
+   * The first problem's code (README "Error codes")
+   */
+  code: string
+}
+export interface PlatformBatchData {
+  /**
+   * Rows in the request, valid or not
+   */
+  received: number
+  inserted: number
+  updated: number
+  /**
+   * Rows that matched what is stored: nothing was written for them
+   */
+  unchanged: number
+  /**
+   * Rows listed in errors: a refused row changes nothing
+   */
+  failed: number
+  /**
+   * One per refused row, in row order
+   */
+  errors: PlatformRowError[]
+}
+/**
+ * Every row was processed: inserted, updated or unchanged, or refused and listed in data.errors by index
+ */
+export interface PlatformBatchResponse {
+  error: false
+  status: true
+  statusCode: 200
+  message: string
+  data: PlatformBatchData
 }

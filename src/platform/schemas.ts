@@ -1,0 +1,70 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { MAX_ID, MAX_PLATFORM_ROWS, MAX_STORES_PER_SELLER, TEXT_MAX_LENGTH } from './texts.js'
+
+/*
+ * TypeBox schemas of the platform routes (spec/platform.md): the rows, the request arrays and the one
+ * answer shape every platform bulk route shares. Rows are checked one by one in code (seller-row.ts,
+ * points-row.ts) so that a bad row is that row's error and never the request's; these schemas document
+ * the contract (OpenAPI, the client's types, the schema gate).
+ */
+
+const Id = Type.Integer({ minimum: 1, maximum: MAX_ID })
+const Text = Type.String({ minLength: 1, maxLength: TEXT_MAX_LENGTH })
+const NumericText = (pattern: string, description: string) =>
+  Type.Union([Type.Number(), Type.String({ pattern })], { description })
+
+export const PlatformStoreSchema = Type.Object({
+  id: Id,
+  name: Text
+}, { title: 'PlatformStore', description: 'A store of the seller, by the marketplace\'s id: added or renamed, never removed' })
+
+export const PlatformSellerSchema = Type.Object({
+  companyId: Id,
+  name: Text,
+  status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED')]),
+  takeRate: NumericText('^[+]?(?:\\d+\\.?\\d*|\\.\\d+)$',
+    'Fraction of orderTotalFinal taken in points at acceptance, 0 to 1, at most 4 decimals (0.02 = 2 %)'),
+  autoRejectEnabled: Type.Boolean(),
+  stores: Type.Array(PlatformStoreSchema, { maxItems: MAX_STORES_PER_SELLER })
+}, { title: 'PlatformSeller', description: 'A seller (company) and its stores, keyed by companyId' })
+export type PlatformSeller = Static<typeof PlatformSellerSchema>
+
+export const PlatformPointsSchema = Type.Object({
+  companyId: Id,
+  amount: NumericText('^[+-]?(?:\\d+\\.?\\d*|\\.\\d+)$',
+    'A top-up (> 0) or an adjustment (< 0, never below a zero balance); at most 2 decimals'),
+  reference: Type.String({
+    minLength: 1,
+    maxLength: TEXT_MAX_LENGTH,
+    description: 'The marketplace\'s own reference: the same reference and amount again is unchanged'
+  })
+}, { title: 'PlatformPoints', description: 'A ledger entry of a seller\'s points, keyed by (companyId, reference)' })
+export type PlatformPoints = Static<typeof PlatformPointsSchema>
+
+const rowsOf = <T extends ReturnType<typeof Type.Object>>(row: T, title: string, description: string) =>
+  Type.Array(row, { title, description, minItems: 1, maxItems: MAX_PLATFORM_ROWS })
+
+export const PlatformSellersRequestSchema = rowsOf(PlatformSellerSchema, 'PlatformSellersRequest',
+  `1 to ${MAX_PLATFORM_ROWS} seller rows; each is checked on its own and a bad row is reported by index`)
+export const PlatformPointsRequestSchema = rowsOf(PlatformPointsSchema, 'PlatformPointsRequest',
+  `1 to ${MAX_PLATFORM_ROWS} points rows; each is checked on its own and a bad row is reported by index`)
+
+export const PlatformRowErrorSchema = Type.Object({
+  index: Type.Integer({ minimum: 0, description: 'Position of the row in the request array, from 0' }),
+  id: Type.Union([Type.Integer(), Type.String(), Type.Null()], {
+    description: 'The row\'s own id when it has a usable one (a seller\'s companyId, a points row\'s reference), else null'
+  }),
+  error: Type.String({ description: 'Every broken field of the row, one sentence each, naming the field' }),
+  code: Type.String({ description: 'The first problem\'s code (README "Error codes")' })
+}, { title: 'PlatformRowError' })
+export type PlatformRowErrorData = Static<typeof PlatformRowErrorSchema>
+
+export const PlatformBatchDataSchema = Type.Object({
+  received: Type.Integer({ minimum: 0, description: 'Rows in the request, valid or not' }),
+  inserted: Type.Integer({ minimum: 0 }),
+  updated: Type.Integer({ minimum: 0 }),
+  unchanged: Type.Integer({ minimum: 0, description: 'Rows that matched what is stored: nothing was written for them' }),
+  failed: Type.Integer({ minimum: 0, description: 'Rows listed in errors: a refused row changes nothing' }),
+  errors: Type.Array(PlatformRowErrorSchema, { description: 'One per refused row, in row order' })
+}, { title: 'PlatformBatchData' })
+export type PlatformBatchData = Static<typeof PlatformBatchDataSchema>

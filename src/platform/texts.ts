@@ -1,0 +1,73 @@
+import { unstorableTextRule } from '../db/storable-text.js'
+import { itemErrors, type CodeOf, type ItemError } from '../item-error.js'
+
+/*
+ * The platform routes' texts, each written once with its code (README "Error codes"): the request-level
+ * ones (a 400 without data) and the per-row ones (data.errors[]). A row's text names the field it is
+ * about; a field inside a list names its place (`stores[2].id`).
+ */
+
+/** At most this many rows per call (spec/platform.md "Envelope and results"). */
+export const MAX_PLATFORM_ROWS = 1000
+/** Names, references: long enough for anything a marketplace uses, short enough for a btree key. */
+export const TEXT_MAX_LENGTH = 200
+/** Stores listed in one seller row. */
+export const MAX_STORES_PER_SELLER = 1000
+/** serial/integer ids: companyId and store ids are PostgreSQL integers. */
+export const MAX_ID = 2_147_483_647
+/** The largest points balance numeric(14,2) holds, in hundredths. */
+export const MAX_BALANCE_CENTS = 99_999_999_999_999n
+
+export const PlatformText = {
+  sellersUpserted: 'Sellers upserted',
+  pointsRecorded: 'Points recorded',
+  notAnArray: (what: string) => `Request body must be a non-empty JSON array of ${what}`,
+  tooManyRows: (got: number) => `Too many rows: at most ${MAX_PLATFORM_ROWS} per request, got ${got}`
+} as const
+
+export const PlatformCode = {
+  notAnArray: 'NOT_AN_ARRAY',
+  tooManyRows: 'TOO_MANY_ROWS'
+} as const
+
+const textRule = `a non-empty string of at most ${TEXT_MAX_LENGTH} characters`
+const idRule = `a positive integer of at most ${MAX_ID}`
+
+export const PlatformRowErrors = itemErrors({
+  notAnObject: ['ROW_NOT_OBJECT', 'Row must be a JSON object'],
+  missing: ['FIELD_REQUIRED', (field: string) => `${field} is required`],
+  unstorable: ['UNSTORABLE_TEXT', (field: string) => unstorableTextRule(field)],
+  companyId: ['INVALID_COMPANY_ID', `companyId must be ${idRule}`],
+  companyIdTwice: ['DUPLICATE_COMPANY_ID',
+    (companyId: number, index: number) => `companyId ${companyId} already appears in the row at index ${index}`],
+  name: ['INVALID_NAME', (field: string) => `${field} must be ${textRule}`],
+  status: ['INVALID_SELLER_STATUS', 'status must be "ACTIVE" or "SUSPENDED"'],
+  takeRate: ['INVALID_TAKE_RATE',
+    'takeRate must be a number from 0 to 1 with at most 4 decimals (a JSON number or a numeric string such as "0.02")'],
+  autoRejectEnabled: ['INVALID_AUTO_REJECT', 'autoRejectEnabled must be true or false'],
+  stores: ['INVALID_STORES', `stores must be an array of at most ${MAX_STORES_PER_SELLER} objects {id, name}`],
+  store: ['INVALID_STORES', (i: number) => `stores[${i}] must be a JSON object {id, name}`],
+  storeId: ['INVALID_STORE_ID', (i: number) => `stores[${i}].id must be ${idRule}`],
+  storeIdTwiceInRow: ['DUPLICATE_STORE_ID', (i: number, id: number) => `stores[${i}].id ${id} appears twice in this row`],
+  storeIdTwiceInRequest: ['DUPLICATE_STORE_ID',
+    (i: number, id: number, index: number) => `stores[${i}].id ${id} already appears in the row at index ${index}`],
+  storeOfAnotherSeller: ['STORE_OF_ANOTHER_SELLER', (i: number, id: number) => `stores[${i}].id ${id} belongs to another seller`],
+  amount: ['INVALID_AMOUNT',
+    'amount must be a non-zero number with at most 2 decimals and less than 1000000000000 in size ' +
+    '(a JSON number or a numeric string such as "250.00"; negative for an adjustment)'],
+  reference: ['INVALID_REFERENCE', `reference must be ${textRule}`],
+  sellerNotFound: ['SELLER_NOT_FOUND', (companyId: number) => `companyId ${companyId} is not a known seller`],
+  referenceConflict: ['REFERENCE_CONFLICT', (reference: string, companyId: number, amount: string) =>
+    `reference ${JSON.stringify(reference)} was already used for companyId ${companyId} with amount ${amount}`],
+  belowZero: ['POINTS_BELOW_ZERO', (amount: string, balance: string) =>
+    `amount ${amount} would take the seller's points balance below zero (balance ${balance})`],
+  tooLarge: ['POINTS_BALANCE_TOO_LARGE', (amount: string, balance: string) =>
+    `amount ${amount} would take the seller's points balance past 999999999999.99 (balance ${balance})`]
+})
+export type PlatformRowErrorCode = CodeOf<typeof PlatformRowErrors>
+export type PlatformRowError = ItemError<PlatformRowErrorCode>
+
+/** Several broken fields of one row: every sentence, in field order, with the first one's code. */
+export function combined (problems: PlatformRowError[]): PlatformRowError {
+  return { code: problems[0]!.code, text: problems.map((p) => p.text).join('; ') }
+}

@@ -1,0 +1,99 @@
+import type { Config } from '../config.js'
+import { badRequest, RequestError } from '../errors.js'
+import { PlatformRowErrors as E, PlatformCode, PlatformText, MAX_PLATFORM_ROWS } from '../platform/texts.js'
+import type { PlatformPoints, PlatformSeller } from '../platform/schemas.js'
+import { success } from './envelope.js'
+import type { PlatformBatchResponse } from './rest-contract.js'
+import { commonResponses, failureExample, type EndpointDoc, type ResponseDoc } from './rest-docs.js'
+
+/*
+ * What the OpenAPI document says about the platform routes (spec/platform.md) beyond their schemas, with
+ * examples built from the routes' own texts and typed against their schemas.
+ */
+
+function platformResponses (config: Config, what: string, processed: PlatformBatchResponse,
+  resent: PlatformBatchResponse): Record<number, ResponseDoc> {
+  return {
+    200: {
+      description: 'Every row was processed, also when every row was refused: refusals are in data.errors by index',
+      examples: {
+        processed: { summary: 'Rows inserted, updated and refused', value: processed },
+        resent: { summary: 'The same batch sent again: nothing changes', value: resent }
+      }
+    },
+    400: {
+      description: `The body is not a non-empty JSON array, has more than ${MAX_PLATFORM_ROWS} rows, or is not valid JSON ` +
+        '(a request-level failure: no data, nothing written)',
+      examples: {
+        notAnArray: failureExample(badRequest(PlatformCode.notAnArray, PlatformText.notAnArray(what)), 'Not a non-empty array'),
+        tooManyRows: failureExample(
+          badRequest(PlatformCode.tooManyRows, PlatformText.tooManyRows(MAX_PLATFORM_ROWS + 1)),
+          `More than ${MAX_PLATFORM_ROWS} rows`),
+        invalidJson: failureExample(new RequestError.InvalidJson(), 'The body is not valid JSON')
+      }
+    },
+    ...commonResponses(config.BODY_LIMIT_BYTES),
+    401: {
+      description: 'Missing, malformed, unknown or revoked platform key, a seller credential instead of it, or a key of the ' +
+        'other environment: the same answer for each',
+      examples: { unauthorized: failureExample(new RequestError.Unauthorized(), 'Every authentication failure') }
+    }
+  }
+}
+
+const rowError = (index: number, id: number | string | null, { code, text }: { code: string, text: string }) =>
+  ({ index, id, error: text, code })
+
+export function platformDocs (config: Config): { platformSellers: EndpointDoc, platformPoints: EndpointDoc } {
+  const sellers: PlatformSeller[] = [
+    {
+      companyId: 101,
+      name: 'Acme Wholesale',
+      status: 'ACTIVE',
+      takeRate: '0.02',
+      autoRejectEnabled: true,
+      stores: [{ id: 1001, name: 'Acme North' }, { id: 1002, name: 'Acme South' }]
+    },
+    { companyId: 102, name: 'Bolt Traders', status: 'SUSPENDED', takeRate: 0.015, autoRejectEnabled: false, stores: [] }
+  ]
+  const points: PlatformPoints[] = [
+    { companyId: 101, amount: '5000.00', reference: 'TOPUP-2024-0001' },
+    { companyId: 101, amount: -120.5, reference: 'ADJ-2024-0007' }
+  ]
+  const batch = (inserted: number, updated: number, unchanged: number, errors: ReturnType<typeof rowError>[]) => ({
+    received: inserted + updated + unchanged + errors.length,
+    inserted,
+    updated,
+    unchanged,
+    failed: errors.length,
+    errors
+  })
+  return {
+    platformSellers: {
+      operationId: 'upsertPlatformSellers',
+      summary: 'Create or update sellers and their stores',
+      description: `1 to ${MAX_PLATFORM_ROWS} rows keyed by companyId, each stating the whole seller; stores are keyed by ` +
+        'their id and added or renamed, never removed. A row equal to what is stored is unchanged and writes nothing, so a ' +
+        'batch may be sent again safely. Platform key only.',
+      tag: 'Platform',
+      security: 'platformKeyBearer',
+      requestExamples: { sellers: { summary: 'An active seller with two stores, a suspended one with none', value: sellers } },
+      responses: platformResponses(config, 'seller rows',
+        success(PlatformText.sellersUpserted, batch(1, 0, 0, [rowError(1, 102, E.storeOfAnotherSeller(0, 1003))])),
+        success(PlatformText.sellersUpserted, batch(0, 0, 2, [])))
+    },
+    platformPoints: {
+      operationId: 'addPlatformPoints',
+      summary: 'Top up or adjust sellers\' points',
+      description: `1 to ${MAX_PLATFORM_ROWS} rows keyed by (companyId, reference): a top-up (amount > 0) or an adjustment ` +
+        '(< 0, never below a zero balance), each a ledger entry that moves the balance. The same reference with the same amount ' +
+        'again is unchanged; with another amount it is refused. Platform key only.',
+      tag: 'Platform',
+      security: 'platformKeyBearer',
+      requestExamples: { points: { summary: 'A top-up and an adjustment', value: points } },
+      responses: platformResponses(config, 'points rows',
+        success(PlatformText.pointsRecorded, batch(1, 0, 0, [rowError(1, 'ADJ-2024-0007', E.belowZero('-120.50', '0.00'))])),
+        success(PlatformText.pointsRecorded, batch(0, 0, 2, [])))
+    }
+  }
+}

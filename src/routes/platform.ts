@@ -1,0 +1,57 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { badRequest } from '../errors.js'
+import type { IdempotencyRequest, Replayable } from '../idempotency/idempotency-key.js'
+import { addPoints } from '../platform/add-points.js'
+import type { PlatformBatchData } from '../platform/schemas.js'
+import { MAX_PLATFORM_ROWS, PlatformCode, PlatformText } from '../platform/texts.js'
+import { upsertSellers } from '../platform/upsert-sellers.js'
+import { withIdempotency } from '../plugins/idempotency.js'
+import { success } from './envelope.js'
+import { restEndpoints, type Endpoint } from './rest-contract.js'
+
+/*
+ * The marketplace's routes (spec/platform.md), platform key only. Thin: the request-level checks (a
+ * non-empty array of at most MAX_PLATFORM_ROWS rows: a 400 without data), then one service call through
+ * withIdempotency, its per-row results wrapped in the envelope. Rows are checked by the service, one by
+ * one, so the schema documents the body rather than validating it (a schema error would refuse the
+ * whole request for one bad row).
+ */
+
+/** The rows of a body, or a 400 that says what was expected. */
+function rowsOf (body: unknown, what: string): unknown[] {
+  if (!Array.isArray(body) || body.length === 0) {
+    throw badRequest(PlatformCode.notAnArray, PlatformText.notAnArray(what))
+  }
+  if (body.length > MAX_PLATFORM_ROWS) throw badRequest(PlatformCode.tooManyRows, PlatformText.tooManyRows(body.length))
+  return body
+}
+
+type Service = (rows: unknown[], idempotency: IdempotencyRequest | undefined) => Promise<Replayable<PlatformBatchData>>
+
+const platformRoutes: FastifyPluginAsync = async (app) => {
+  // JSON only: a text/plain body is 415, not "must be a JSON array".
+  app.removeContentTypeParser('text/plain')
+  const route = (endpoint: Endpoint, what: string, message: string, service: Service) => {
+    app.route({
+      method: endpoint.method,
+      url: endpoint.path,
+      onRequest: app.requirePlatformKey(),
+      config: { idempotent: true },
+      schema: {
+        response: { 200: endpoint.responses[200], 400: endpoint.responses[400], 401: endpoint.responses[401] }
+      },
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        const rows = rowsOf(request.body, what)
+        const data = await withIdempotency(request, reply, (idempotency) => service(rows, idempotency), () => {})
+        return reply.code(200).send(success(message, data))
+      }
+    })
+  }
+  const db = app.database.db
+  route(restEndpoints.platformSellers, 'seller rows', PlatformText.sellersUpserted,
+    (rows, idempotency) => upsertSellers(db, rows, { idempotency }))
+  route(restEndpoints.platformPoints, 'points rows', PlatformText.pointsRecorded,
+    (rows, idempotency) => addPoints(db, rows, { idempotency }))
+}
+
+export default platformRoutes
