@@ -1,9 +1,8 @@
 import type { Db } from '../db/client.js'
-import { transaction } from '../db/transaction.js'
-import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
-import { batchData, type RowOutcome } from './batch.js'
+import type { IdempotencyRequest, Replayable } from '../idempotency/idempotency-key.js'
 import { planPoints } from './plan-points.js'
 import { checkPointsRows } from './points-row.js'
+import { runPlatformBatch } from './run-batch.js'
 import type { PlatformBatchData } from './schemas.js'
 import { lockAndReadPoints, writePoints } from './write-points.js'
 
@@ -15,14 +14,9 @@ import { lockAndReadPoints, writePoints } from './write-points.js'
 export async function addPoints (
   db: Db, raws: unknown[], options: { idempotency?: IdempotencyRequest } = {}
 ): Promise<Replayable<PlatformBatchData>> {
-  const { valid, outcomes } = checkPointsRows(raws)
-  return transaction(db, (tx) => idempotent(tx, options.idempotency, async () => {
-    const decided: (RowOutcome | null)[] = [...outcomes]
-    if (valid.length > 0) {
-      const plan = planPoints(valid, await lockAndReadPoints(tx, valid.map((v) => v.row)))
-      await writePoints(tx, plan)
-      for (const [index, outcome] of plan.outcomes) decided[index] = outcome
-    }
-    return batchData(decided.map((o) => o!))
-  }))
+  return runPlatformBatch(db, checkPointsRows(raws), options.idempotency, async (tx, valid) => {
+    const plan = planPoints(valid, await lockAndReadPoints(tx, valid.map((v) => v.row)))
+    await writePoints(tx, plan)
+    return plan.outcomes
+  })
 }

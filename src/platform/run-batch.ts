@@ -1,0 +1,26 @@
+import type { Db, Tx } from '../db/client.js'
+import { transaction } from '../db/transaction.js'
+import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
+import { batchData, type CheckedRow, type RowOutcome } from './batch.js'
+import type { PlatformBatchData } from './schemas.js'
+
+/** A request's rows after their own checks: those to apply, and every row's outcome so far (null: to decide). */
+export interface CheckedRows<R> { valid: Array<CheckedRow<R>>, outcomes: Array<RowOutcome | null> }
+
+/**
+ * Every platform bulk write: the rows checked first, then one transaction (under the request's
+ * Idempotency-Key) that applies the rows that passed and decides each one's outcome. A refused row changes
+ * nothing; the others are applied together or (a lost connection, a failed commit) not at all.
+ */
+export async function runPlatformBatch<R> (
+  db: Db, checked: CheckedRows<R>, idempotency: IdempotencyRequest | undefined,
+  apply: (tx: Tx, valid: Array<CheckedRow<R>>) => Promise<Map<number, RowOutcome>>
+): Promise<Replayable<PlatformBatchData>> {
+  return transaction(db, (tx) => idempotent(tx, idempotency, async () => {
+    const decided = [...checked.outcomes]
+    if (checked.valid.length > 0) {
+      for (const [index, outcome] of await apply(tx, checked.valid)) decided[index] = outcome
+    }
+    return batchData(decided.map((o) => o!))
+  }))
+}
