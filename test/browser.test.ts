@@ -41,14 +41,15 @@ if (!existsSync(CHROMIUM)) {
   t.comment(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH; browser tests skipped`)
   t.pass('skipped: no browser')
 } else {
-  t.test('/docs: both endpoints listed; the status update tried from the page with an API key', async (t) => {
+  t.test('/docs: every REST endpoint listed; the status update tried from the page with an API key', async (t) => {
     const served: Served = await serve(t, { orders: 60 })
     const [placed] = await served.database.sql`select id from orders where seller_id = 1 and not is_deleted and status = 'ORDER_PLACED' order by id limit 1`
     const { page, problems } = await openBrowser(t)
     await page.goto(`${served.baseUrl}/docs/`)
     await page.waitForSelector('.opblock')
     t.same((await page.locator('.opblock-summary-path').allTextContents()).map((p) => p.replace(/\u200b/g, '')),
-      ['/v2/accounting/orders/update-status', '/v2/shipments/outstanding/sync-data'], 'both endpoints')
+      ['/v2/accounting/orders/update-status', '/v2/shipments/outstanding/sync-data', '/v2/platform/sellers',
+        '/v2/platform/sellers/points'], 'every endpoint: the seller\'s and the marketplace\'s')
 
     await page.click('.btn.authorize')
     const bearer = page.locator('.auth-container').filter({ hasText: 'apiKeyBearer' })
