@@ -21,8 +21,8 @@ const INTERFACES = ['src/routes', 'src/graphql', 'src/plugins']
 const SERVICES = ['src/orders', 'src/sellers', 'src/shipments', 'src/status-update', 'src/credentials', 'src/seed', 'src/idempotency',
   'src/platform']
 const EFFECTS = ['src/effects']
-const BASE = ['src/db', 'src/paging', 'src/config.ts', 'src/errors.ts', 'src/item-error.ts', 'src/logger.ts', 'src/redis.ts',
-  'src/metrics.ts', 'src/cost-bucket.ts', 'src/plain-object.ts']
+const BASE = ['src/db', 'src/paging', 'src/config.ts', 'src/errors.ts', 'src/rest-envelope.ts', 'src/item-error.ts',
+  'src/logger.ts', 'src/redis.ts', 'src/metrics.ts', 'src/cost-bucket.ts', 'src/plain-object.ts']
 
 const layer = (target, from, message) => ({ target, from, message })
 

@@ -1,7 +1,7 @@
 import postgres from 'postgres'
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js'
 import * as schema from './schema.js'
-import { poolStatsReader } from './driver-internals.js'
+import { poolStatsReader, type PoolStats } from './driver-internals.js'
 
 /*
  * The one data-access handle of the service: Drizzle over postgres.js. Every service function takes a
@@ -24,8 +24,7 @@ export interface Database {
   poolStats: () => PoolStats
 }
 
-/** Connections in use (a statement or a transaction), idle, opening; statements waiting for one. */
-export interface PoolStats { max: number, busy: number, idle: number, connecting: number, waiting: number }
+export type { PoolStats }
 
 export interface OpenOptions {
   max?: number

@@ -1,6 +1,5 @@
 import type { Query } from 'drizzle-orm'
 import type postgres from 'postgres'
-import type { PoolStats, Tx } from './client.js'
 
 /*
  * The fence around what Drizzle and postgres.js keep private. Each use below is something neither library
@@ -17,6 +16,15 @@ import type { PoolStats, Tx } from './client.js'
  *   collectFields from its root, and graphql 17 changes it; the test checks its answer's shape.
  */
 
+/**
+ * A Drizzle database or transaction (db/client.ts `Tx`). Taken as any object: everything private is read
+ * through `_` as unknown and checked, and client.ts depends on this file, not the other way round.
+ */
+type DrizzleHandle = object
+
+/** Connections in use (a statement or a transaction), idle, opening; statements waiting for one. */
+export interface PoolStats { max: number, busy: number, idle: number, connecting: number, waiting: number }
+
 /** Drizzle's session: what a database or transaction runs its statements through (`tx._.session`). */
 interface DrizzleSession {
   prepareQuery: (query: Query, fields: undefined, name: string, isResponseInArrayMode: boolean) => {
@@ -30,7 +38,7 @@ function changed (what: string): never {
     'an upgrade of drizzle-orm or postgres changed it (see src/db/driver-internals.ts)')
 }
 
-function sessionOf (tx: Tx): DrizzleSession {
+function sessionOf (tx: DrizzleHandle): DrizzleSession {
   // `_` is typed but undocumented, and its PgSession type has no `client`: read it as unknown and check.
   const session = (tx as unknown as { _?: { session?: Partial<DrizzleSession> } })._?.session
   if (typeof session?.prepareQuery !== 'function') changed("drizzle-orm's tx._.session.prepareQuery")
@@ -42,7 +50,7 @@ function sessionOf (tx: Tx): DrizzleSession {
  * them only through its query builder; any name makes it ask postgres.js to prepare, and postgres.js
  * caches the statement by its text, per connection.
  */
-export async function executePrepared<Row> (tx: Tx, query: Query): Promise<Row[]> {
+export async function executePrepared<Row> (tx: DrizzleHandle, query: Query): Promise<Row[]> {
   return await sessionOf(tx).prepareQuery(query, undefined, 'prepared', false).execute() as Row[]
 }
 
@@ -50,7 +58,7 @@ export async function executePrepared<Row> (tx: Tx, query: Query): Promise<Row[]
  * The postgres.js client a database or a transaction runs on (inside a transaction, the transaction's
  * own `sql`), so a statement can skip Drizzle's row mapping and use postgres.js's raw mode.
  */
-export function postgresClientOf (tx: Tx): postgres.Sql {
+export function postgresClientOf (tx: DrizzleHandle): postgres.Sql {
   const client = sessionOf(tx).client
   if (typeof client?.unsafe !== 'function') changed("drizzle-orm's tx._.session.client")
   return client

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isDatabaseTimeout, isDatabaseUnavailable } from '../db/unavailable.js'
 import { isRequestError, RequestError, RETRY_AFTER_SECONDS } from '../errors.js'
-import { failure } from '../routes/envelope.js'
+import { failure } from '../rest-envelope.js'
 
 /*
  * One root error handler: every error becomes one of the request errors of src/errors.ts, rendered as the

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import {
   idempotencyKeyOf, startFingerprint, type IdempotencyRequest, type Replayable
 } from '../idempotency/idempotency-key.js'
-import { REPLAYED_HEADER } from '../routes/envelope.js'
+import { REPLAYED_HEADER } from '../rest-envelope.js'
 
 /*
  * The HTTP half of Idempotency-Key; the transactional half (claim, store with the work, replay, purge) is

@@ -2,7 +2,7 @@ import type { Config } from '../config.js'
 import { badRequest, RequestError } from '../errors.js'
 import { PlatformRowErrors as E, PlatformCode, PlatformText, MAX_PLATFORM_ROWS } from '../platform/texts.js'
 import type { PlatformPoints, PlatformSeller } from '../platform/schemas.js'
-import { success } from './envelope.js'
+import { success } from '../rest-envelope.js'
 import type { PlatformBatchResponse } from './rest-contract.js'
 import { commonResponses, failureExample, type EndpointDoc, type ResponseDoc } from './rest-docs.js'
 

@@ -6,7 +6,7 @@ import type { PlatformBatchData } from '../platform/schemas.js'
 import { MAX_PLATFORM_ROWS, PlatformCode, PlatformText } from '../platform/texts.js'
 import { upsertSellers } from '../platform/upsert-sellers.js'
 import { withIdempotency } from '../plugins/idempotency.js'
-import { success } from './envelope.js'
+import { success } from '../rest-envelope.js'
 import { restEndpoints, type Endpoint } from './rest-contract.js'
 
 /*

@@ -4,7 +4,7 @@ import {
 } from '../platform/schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
 import { BatchDataSchema, MAX_ITEMS, StatusUpdateItemSchema } from '../status-update/schemas.js'
-import { FailureEnvelope, FailureEnvelopeWithData, SuccessEnvelope } from './envelope.js'
+import { FailureEnvelope, FailureEnvelopeWithData, SuccessEnvelope } from '../rest-envelope.js'
 
 /*
  * The REST contract in one place: each endpoint's method, path, request and answers as TypeBox schemas.

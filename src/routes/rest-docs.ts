@@ -5,7 +5,7 @@ import { checkOutstandingShipmentRow } from '../shipments/sync-row.js'
 import { SyncCode, SyncText } from '../shipments/texts.js'
 import type { ItemError } from '../item-error.js'
 import { OrderErrors, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
-import { failure, success } from './envelope.js'
+import { failure, success } from '../rest-envelope.js'
 import {
   MAX_STATUS_ITEMS, MAX_SYNC_ROWS, type RequestFailure, type StatusUpdateRequest, type StatusUpdateResponse,
   type SyncResponse

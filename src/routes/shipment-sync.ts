@@ -6,7 +6,7 @@ import { SyncBatchBuilder } from '../shipments/sync-batch.js'
 import { MAX_SYNC_ROWS } from '../shipments/schemas.js'
 import { syncOutstandingShipments } from '../shipments/sync-outstanding.js'
 import { SyncCode, SyncText } from '../shipments/texts.js'
-import { success } from './envelope.js'
+import { success } from '../rest-envelope.js'
 import { restEndpoints } from './rest-contract.js'
 
 /*

@@ -6,7 +6,7 @@ import { withIdempotency } from '../plugins/idempotency.js'
 import { MAX_ITEMS, StatusUpdateBodySchema, type BatchData } from '../status-update/schemas.js'
 import { OrderErrors, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
 import { updateOrderStatuses } from '../status-update/update-batch.js'
-import { failure, success } from './envelope.js'
+import { failure, success } from '../rest-envelope.js'
 import { restEndpoints } from './rest-contract.js'
 
 /*

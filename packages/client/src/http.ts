@@ -2,6 +2,7 @@ import {
   AbortError, BadRequestError, HttpError, NetworkError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError
 } from './errors.js'
 import type { Pacer } from './pace.js'
+import { sleep } from './sleep.js'
 
 /*
  * One request with retries. Every operation of the service is idempotent (a status already set is a
@@ -48,15 +49,6 @@ export interface Answer {
 }
 
 const RETRYABLE = (status: number): boolean => status === 429 || status >= 500
-
-export function sleep (ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) { reject(new AbortError('aborted')); return }
-    const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve() }, ms)
-    const onAbort = (): void => { clearTimeout(timer); reject(new AbortError('aborted')) }
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
-}
 
 /** Seconds or an HTTP date, as Retry-After may say; null when absent or unreadable. */
 export function retryAfterMs (header: string | null, now = Date.now()): number | null {

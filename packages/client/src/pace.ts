@@ -1,4 +1,4 @@
-import { sleep } from './http.js'
+import { sleep } from './sleep.js'
 
 /*
  * Pacing GraphQL reads from the service's own cost report (Shopify's model). Every answered query carries
