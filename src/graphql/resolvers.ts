@@ -1,3 +1,4 @@
+import type { MercuriusContext } from 'mercurius'
 import type { Caller } from '../credentials/service.js'
 import { listLengths } from '../db/read-model.js'
 import { parseOrderListInput } from '../orders/order-list-input.js'
@@ -19,6 +20,9 @@ import { connectionEntries } from './selection.js'
  * them, served by the default resolvers, except where GraphQL's type differs from the stored one.
  */
 
+/** The request spent from a cost budget, so its lists are counted for the bill (no budget: no walk). */
+const billed = (ctx: MercuriusContext): boolean => ctx.reply.request.graphqlCost !== null
+
 const reader = (caller: Caller): OrderReader => ({ sellerId: caller.sellerId, storeIds: caller.storeIds })
 
 export const resolvers: Resolvers = {
@@ -26,7 +30,7 @@ export const resolvers: Resolvers = {
     async orders (_root, { input }, ctx, info) {
       const filter = parseOrderListInput(input)
       const page = await readOrderPage(ctx.db, reader(ctx.caller), filter, connectionEntries(ORDER, info), ctx.timeZone)
-      recordListLengths(ctx.reply.request, String(info.path.key), listLengths(ORDER, page.nodes, 'nodes'))
+      if (billed(ctx)) recordListLengths(ctx.reply.request, String(info.path.key), listLengths(ORDER, page.nodes, 'nodes'))
       // total is absent only when pageInfo.total was not selected, and then nobody reads it.
       return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
     },
@@ -35,7 +39,9 @@ export const resolvers: Resolvers = {
       const filter = parseOutstandingShipmentListInput(input)
       const entries = connectionEntries(OUTSTANDING_SHIPMENT, info)
       const page = await readOutstandingShipments(ctx.db, ctx.caller.sellerId, filter, entries)
-      recordListLengths(ctx.reply.request, String(info.path.key), listLengths(OUTSTANDING_SHIPMENT, page.nodes, 'nodes'))
+      if (billed(ctx)) {
+        recordListLengths(ctx.reply.request, String(info.path.key), listLengths(OUTSTANDING_SHIPMENT, page.nodes, 'nodes'))
+      }
       return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
     }
   },
