@@ -5,7 +5,9 @@ import { credential, createSeller, seedDemo } from './helpers/fixtures.js'
 import { graphql } from './helpers/graphql.js'
 import { createCatalogue, createOrder, createRetailer } from './helpers/order-fixtures.js'
 import { OrderIdsDocument, OrdersDocument, SellerDocument, type OrdersQuery } from '../src/graphql/generated/operations.js'
-import { items, offers, orderItems, orders, retailers, sellingUnits, shops, skus } from '../src/db/schema.js'
+import {
+  items, offers, orderItems, orders, retailers, sellerRetailers, sellerShops, sellingUnits, shops, skus
+} from '../src/db/schema.js'
 import { seed } from '../src/seed/seed.js'
 
 type Node = NonNullable<OrdersQuery['orders']>['nodes'][number]
@@ -36,6 +38,9 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
   const lines = await db.select().from(orderItems).where(inArray(orderItems.orderId, ids))
   const retailerRows = new Map((await db.select().from(retailers)).map((r) => [r.id, r]))
   const shopRows = new Map((await db.select().from(shops)).map((s) => [s.id, s]))
+  // Each seller's own sync IDs, by seller and record.
+  const retailerSync = new Map((await db.select().from(sellerRetailers)).map((l) => [`${l.sellerId}:${l.retailerId}`, l.syncId]))
+  const shopSync = new Map((await db.select().from(sellerShops)).map((l) => [`${l.sellerId}:${l.shopId}`, l.syncId]))
   const itemRows = new Map((await db.select().from(items)).map((i) => [i.id, i]))
   const skuRows = new Map((await db.select().from(skus)).map((s) => [s.id, s]))
   const offerRows = await db.select().from(offers)
@@ -73,7 +78,7 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
         lastName: r.lastName,
         phone: r.phone,
         whatsapp: r.whatsapp,
-        syncId: r.syncId
+        syncId: retailerSync.get(`${o.sellerId}:${r.id}`) ?? null
       },
       isActionable: o.isActionable,
       currencyCode: o.currencyCode,
@@ -87,7 +92,10 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
       totalItemsInOrder: o.totalItemsInOrder,
       isDeleted: false,
       shop: s && {
-        id: s.id, syncId: s.syncId, retailerSyncId: retailerRows.get(s.retailerId)!.syncId, shopName: s.shopName
+        id: s.id,
+        syncId: shopSync.get(`${o.sellerId}:${s.id}`) ?? null,
+        retailerSyncId: retailerSync.get(`${o.sellerId}:${s.retailerId}`) ?? null,
+        shopName: s.shopName
       },
       orderItems: lines.filter((l) => l.orderId === o.id).sort((a, b) => a.id - b.id).map((l) => {
         const offer = offerRows.find((f) => f.id === l.offerId)!

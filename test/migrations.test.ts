@@ -1,6 +1,11 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import t from 'tap'
 import postgres from 'postgres'
-import { migrate } from '../src/db/migrate.js'
+import { drizzle } from 'drizzle-orm/postgres-js'
+import { migrate as drizzleMigrate } from 'drizzle-orm/postgres-js/migrator'
+import { migrate, MIGRATIONS_FOLDER } from '../src/db/migrate.js'
 import { testServerState } from './helpers/test-server.js'
 import { withDatabaseName } from '../src/db/client.js'
 
@@ -38,4 +43,47 @@ t.test('migrations from an empty database, twice at once, then again', async (t)
   await sql`insert into outstanding_shipments (seller_id, retailer_sync_id, shop_sync_id, offer_sync_id, outstanding_quantity) values (${seller.id}, 'R', null, 'O', 1)`
   await t.rejects(sql`insert into outstanding_shipments (seller_id, retailer_sync_id, shop_sync_id, offer_sync_id, outstanding_quantity) values (${seller.id}, 'R', null, 'O', 2)`,
     { code: '23505' }, 'a null shop is a key value of its own (NULLS NOT DISTINCT)')
+})
+
+t.test('0009: the retailers and shops of a database made before it keep their seller and sync IDs as links', async (t) => {
+  const { serverUrl } = testServerState()
+  const name = `oxs_0009_${process.pid}`
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`drop database if exists "${name}"`)
+  await admin.unsafe(`create database "${name}"`)
+  // The migrations as they were before 0009: the same files, a journal that ends at 0008.
+  const before = fs.mkdtempSync(path.join(os.tmpdir(), 'oxs-before-0009-'))
+  fs.cpSync(MIGRATIONS_FOLDER, before, { recursive: true })
+  const journalPath = path.join(before, 'meta', '_journal.json')
+  const journal = JSON.parse(fs.readFileSync(journalPath, 'utf8')) as { entries: Array<{ tag: string }> }
+  journal.entries = journal.entries.filter((e) => e.tag < '0009')
+  fs.writeFileSync(journalPath, JSON.stringify(journal))
+  const url = withDatabaseName(serverUrl, name)
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
+  t.teardown(async () => {
+    await sql.end()
+    await admin.unsafe(`drop database if exists "${name}" with (force)`)
+    await admin.end()
+    fs.rmSync(before, { recursive: true, force: true })
+  })
+  await drizzleMigrate(drizzle(sql), { migrationsFolder: before })
+  const [a] = await sql`insert into sellers (name) values ('A') returning id`
+  const [b] = await sql`insert into sellers (name) values ('B') returning id`
+  const [ra] = await sql`insert into retailers (seller_id, name, sync_id) values (${a.id}, 'R1', 'RET-A') returning id`
+  const [rb] = await sql`insert into retailers (seller_id, name, sync_id) values (${b.id}, 'R2', null) returning id`
+  const [sa] = await sql`insert into shops (seller_id, retailer_id, sync_id, shop_name)
+    values (${a.id}, ${ra.id}, 'SHOP-A', 'S1') returning id`
+
+  await migrate(url)
+  t.same(await sql`select seller_id, retailer_id, sync_id from seller_retailers order by retailer_id`, [
+    { seller_id: a.id, retailer_id: ra.id, sync_id: 'RET-A' }, { seller_id: b.id, retailer_id: rb.id, sync_id: null }
+  ])
+  t.same(await sql`select seller_id, shop_id, sync_id from seller_shops`, [{ seller_id: a.id, shop_id: sa.id, sync_id: 'SHOP-A' }])
+  const columns = await sql`select table_name, column_name from information_schema.columns
+    where table_name in ('retailers', 'shops') and column_name in ('seller_id', 'sync_id')`
+  t.same(columns, [], 'the columns are gone: one place holds a seller\'s sync ID')
+  // The same retailer linked to a second seller, with a sync ID of its own.
+  await sql`insert into seller_retailers (seller_id, retailer_id, sync_id) values (${b.id}, ${ra.id}, 'B-OWN')`
+  await t.rejects(sql`update seller_retailers set sync_id = 'B-OWN' where seller_id = ${b.id} and retailer_id = ${rb.id}`,
+    { code: '23505' }, 'a seller\'s sync ID names one retailer')
 })

@@ -9,8 +9,11 @@ async function digest (database: Database): Promise<string> {
   const [row] = await database.sql`
     select md5(concat_ws('|',
       (select string_agg(concat_ws(',', id, name, status, points_balance, take_rate), ';' order by id) from sellers),
-      (select string_agg(concat_ws(',', id, seller_id, name, phone, whatsapp, sync_id), ';' order by id) from retailers),
-      (select string_agg(concat_ws(',', id, retailer_id, sync_id, shop_name), ';' order by id) from shops),
+      (select string_agg(concat_ws(',', id, name, phone, whatsapp), ';' order by id) from retailers),
+      (select string_agg(concat_ws(',', id, retailer_id, shop_name), ';' order by id) from shops),
+      (select string_agg(concat_ws(',', seller_id, retailer_id, sync_id), ';' order by seller_id, retailer_id)
+        from seller_retailers),
+      (select string_agg(concat_ws(',', seller_id, shop_id, sync_id), ';' order by seller_id, shop_id) from seller_shops),
       (select string_agg(concat_ws(',', id, offer_sync_id, final_price_with_tax, price_range::text), ';' order by id) from offers),
       (select string_agg(concat_ws(',', id, seller_id, store_id, retailer_id, shop_id, status, payment_mode, order_total,
          order_total_final, order_tax_amount, order_cess_amount, round_off, is_deleted, created_at), ';' order by id) from orders),
@@ -47,8 +50,8 @@ t.test('the demo data covers every case the endpoints care about', async (t) => 
 
   const [counts] = await sql`select
     (select count(*) from order_items where deal_id is not null)::int as deal_lines,
-    (select count(*) from retailers where sync_id is null)::int as retailers_without_sync,
-    (select count(*) from retailers where sync_id is not null)::int as retailers_with_sync,
+    (select count(*) from seller_retailers where sync_id is null)::int as retailers_without_sync,
+    (select count(*) from seller_retailers where sync_id is not null)::int as retailers_with_sync,
     (select count(*) from orders where shop_id is null)::int as orders_without_shop,
     (select count(*) from orders where shop_id is not null)::int as orders_with_shop,
     (select count(*) from orders where currency_code <> 'INR')::int as non_inr,

@@ -5,7 +5,7 @@ import { buildApp } from '../src/app.js'
 import { build, testConfig } from './helpers/build.js'
 import { createSeller, credential } from './helpers/fixtures.js'
 import { issueCredential, revokeCredential } from '../src/credentials/service.js'
-import { items, offers, retailers, shops, skus } from '../src/db/schema.js'
+import { items, offers, retailers, sellerRetailers, sellerShops, shops, skus } from '../src/db/schema.js'
 import type { TestDatabase as Database } from './helpers/build.js'
 
 const PATH = '/v2/shipments/outstanding/sync-data'
@@ -260,13 +260,18 @@ t.test('sync IDs matching nothing of the seller are reported; the rows are store
   const { app, database, sellerId, key } = await setup(t)
   const other = await createSeller(database)
   const db = database.db
-  const [retailer] = await db.insert(retailers).values({ sellerId, name: 'Known', syncId: 'RET-KNOWN' }).returning()
-  await db.insert(shops).values({ sellerId, retailerId: retailer.id, syncId: 'SHOP-KNOWN', shopName: 'Shop' })
+  const [retailer] = await db.insert(retailers).values({ name: 'Known' }).returning()
+  await db.insert(sellerRetailers).values({ sellerId, retailerId: retailer.id, syncId: 'RET-KNOWN' })
+  const [shop] = await db.insert(shops).values({ retailerId: retailer.id, shopName: 'Shop' }).returning()
+  await db.insert(sellerShops).values({ sellerId, shopId: shop.id, syncId: 'SHOP-KNOWN' })
   const [item] = await db.insert(items).values({ sellerId, itemName: 'Item' }).returning()
   const [sku] = await db.insert(skus).values({ sellerId, itemId: item.id, skuNickName: 'Sku' }).returning()
   await db.insert(offers).values({ sellerId, skuId: sku.id, offerSyncId: 'OFF-KNOWN', purchasePrice: '1', mrpPriceAmount: '2', finalPriceWithTax: '2' })
   // Known to another seller only: unknown for this one.
-  await db.insert(retailers).values({ sellerId: other.sellerId, name: 'Theirs', syncId: 'RET-THEIRS' })
+  const [theirs] = await db.insert(retailers).values({ name: 'Theirs' }).returning()
+  await db.insert(sellerRetailers).values({ sellerId: other.sellerId, retailerId: theirs.id, syncId: 'RET-THEIRS' })
+  // The same retailer linked to this seller too, without a sync ID of this seller's: still unknown here.
+  await db.insert(sellerRetailers).values({ sellerId, retailerId: theirs.id, syncId: null })
 
   const rows = [
     { retailerSyncId: 'RET-KNOWN', shopSyncId: 'SHOP-KNOWN', offerSyncId: 'OFF-KNOWN', outstandingQuantity: 1 },

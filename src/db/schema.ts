@@ -42,30 +42,52 @@ export const stores = pgTable('stores', {
   createdAt: createdAt()
 }, (t) => [index('stores_seller_idx').on(t.sellerId)])
 
+/**
+ * A retailer is a buyer of the marketplace (the marketplace's id): it and its shops may buy from several
+ * sellers. Which sellers it is linked to, and each seller's own sync ID for it, live in seller_retailers.
+ */
 export const retailers = pgTable('retailers', {
   id: serial('id').primaryKey(),
-  sellerId: integer('seller_id').notNull().references(() => sellers.id),
   name: text('name').notNull(),
   firstName: text('first_name'),
   lastName: text('last_name'),
   phone: text('phone'),
   whatsapp: text('whatsapp'),
-  syncId: text('sync_id'),
   createdAt: createdAt()
-}, (t) => [
-  uniqueIndex('retailers_seller_sync_id_key').on(t.sellerId, t.syncId)
-])
+})
 
 export const shops = pgTable('shops', {
   id: serial('id').primaryKey(),
-  sellerId: integer('seller_id').notNull().references(() => sellers.id),
   retailerId: integer('retailer_id').notNull().references(() => retailers.id),
-  syncId: text('sync_id'),
   shopName: text('shop_name').notNull(),
   createdAt: createdAt()
 }, (t) => [
-  uniqueIndex('shops_seller_sync_id_key').on(t.sellerId, t.syncId),
   index('shops_retailer_idx').on(t.retailerId)
+])
+
+/**
+ * A retailer linked to a seller (it may buy from it), with that seller's own sync ID for it (spec 2.2:
+ * "assigned during retailer sync"). A seller reads only its own links and sync IDs.
+ */
+export const sellerRetailers = pgTable('seller_retailers', {
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  retailerId: integer('retailer_id').notNull().references(() => retailers.id),
+  syncId: text('sync_id'),
+  createdAt: createdAt()
+}, (t) => [
+  primaryKey({ columns: [t.sellerId, t.retailerId] }),
+  uniqueIndex('seller_retailers_sync_id_key').on(t.sellerId, t.syncId)
+])
+
+/** A shop as one seller sees it: linked with its retailer, with the seller's own sync ID for it (spec 2.3). */
+export const sellerShops = pgTable('seller_shops', {
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  shopId: integer('shop_id').notNull().references(() => shops.id),
+  syncId: text('sync_id'),
+  createdAt: createdAt()
+}, (t) => [
+  primaryKey({ columns: [t.sellerId, t.shopId] }),
+  uniqueIndex('seller_shops_sync_id_key').on(t.sellerId, t.syncId)
 ])
 
 export const items = pgTable('items', {
@@ -130,7 +152,7 @@ export const dailyDeals = pgTable('daily_deals', {
 ])
 
 /** Who changed an order's status (order_status_history.source). */
-export const changeSource = pgEnum('change_source', ['api', 'auto-reject', 'seed'])
+export const changeSource = pgEnum('change_source', ['api', 'auto-reject', 'seed', 'platform'])
 export type ChangeSource = (typeof changeSource.enumValues)[number]
 
 export const orderStatus = pgEnum('order_status', [
@@ -206,12 +228,14 @@ export const orderStatusHistory = pgTable('order_status_history', {
   reason: text('reason'),
   /** The credential that made the change; null for the system (seed, auto-rejection). */
   credentialId: integer('credential_id').references(() => credentials.id),
-  /** Who asked: a credential through the API, the auto-rejection job, or the demo seed. */
+  /** Who asked: a seller's credential, the auto-rejection job, the demo seed, or the marketplace (platform key). */
   source: changeSource('source').notNull().default('api'),
   changedAt: timestamp('changed_at', { withTimezone: true }).notNull().defaultNow()
 }, (t) => [index('order_status_history_order_idx').on(t.orderId)])
 
-export const pointsEntryKind = pgEnum('points_entry_kind', ['TOP_UP', 'ORDER_ACCEPTANCE', 'ADJUSTMENT'])
+export const pointsEntryKind = pgEnum('points_entry_kind', [
+  'TOP_UP', 'ORDER_ACCEPTANCE', 'ADJUSTMENT', 'ORDER_CANCELLATION_REFUND'
+])
 
 /**
  * Every change of a seller's points balance. The UNIQUE (order, kind) makes a second deduction for

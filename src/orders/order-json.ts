@@ -111,12 +111,20 @@ function nodesText (entries: JsonEntry[], parts: Parts): SQL {
   let shop = false
   const order = planObject(entries, 'Order', scalarTexts(ORDER, 'o'), (field, sub) => {
     if (field === 'retailer') {
-      if (!retailer) joins.push(sql.raw('join retailers r on r.id = o.retailer_id'))
+      // The seller's own link (its sync ID): the primary key (seller_id, retailer_id) finds it.
+      if (!retailer) {
+        joins.push(sql.raw(`join retailers r on r.id = o.retailer_id
+          left join seller_retailers rl on rl.seller_id = o.seller_id and rl.retailer_id = o.retailer_id`))
+      }
       retailer = true
       return planObject(sub, 'Retailer', scalarTexts(RETAILER, 'r'), noNested('Retailer'))
     }
     if (field === 'shop') {
-      if (!shop) joins.push(sql.raw('left join shops s on s.id = o.shop_id left join retailers sr on sr.id = s.retailer_id'))
+      if (!shop) {
+        joins.push(sql.raw(`left join shops s on s.id = o.shop_id
+          left join seller_shops sl on sl.seller_id = o.seller_id and sl.shop_id = s.id
+          left join seller_retailers srl on srl.seller_id = o.seller_id and srl.retailer_id = s.retailer_id`))
+      }
       shop = true
       const text = planObject(sub, 'Shop', scalarTexts(SHOP, 's'), noNested('Shop'))
       return sql`(case when s.id is null then 'null' else ${text} end)`

@@ -8,8 +8,9 @@ import { field, type ViewOf } from '../db/read-model.js'
  * and codegen maps GraphQL's objects onto the types below. Money and quantities are JSON numbers (the exact
  * numeric), ids of orders and order items digit strings.
  *
- * Row aliases are the reader's (order-json.ts): an order `o`, its retailer `r`, its shop `s` and the shop's
- * retailer `<shop>r`, a price slab `e` (a jsonb element `e.v`).
+ * Row aliases are the reader's (order-json.ts): an order `o`, its retailer `r` and the order's seller's link to
+ * it `<retailer>l` (seller_retailers: the seller's own sync ID), its shop `s`, the seller's link to the shop
+ * `<shop>l` and to the shop's retailer `<shop>rl`, a price slab `e` (a jsonb element `e.v`).
  */
 
 export const RETAILER = {
@@ -19,14 +20,14 @@ export const RETAILER = {
   lastName: field.nullableString('last_name'),
   phone: field.nullableString('phone'),
   whatsapp: field.nullableString('whatsapp'),
-  /** The buyer's sync ID; null when the retailer was never synced (fall back to phone). */
-  syncId: field.nullableString('sync_id')
+  /** This seller's sync ID for the buyer; null when the seller never synced it (fall back to phone). */
+  syncId: field.nullableString((r) => `${r}l.sync_id`)
 }
 
 export const SHOP = {
   id: field.int('id'),
-  syncId: field.nullableString('sync_id'),
-  retailerSyncId: field.nullableString((s) => `${s}r.sync_id`),
+  syncId: field.nullableString((s) => `${s}l.sync_id`),
+  retailerSyncId: field.nullableString((s) => `${s}rl.sync_id`),
   shopName: field.string('shop_name')
 }
 

@@ -3,7 +3,8 @@ import type { Database, Tx } from '../db/client.js'
 import { insertRows } from '../db/bulk.js'
 import {
   dailyDeals, items, offers, orderItems, orders, orderStatusHistory, payoutSchedules, pointsLedger, refunds, retailers,
-  sellers, sellingUnits, shops, skus, stores, type OrderStatus, type PaymentMode, type SellerStatus
+  sellerRetailers, sellers, sellerShops, sellingUnits, shops, skus, stores,
+  type OrderStatus, type PaymentMode, type SellerStatus
 } from '../db/schema.js'
 import { scheduleAutoRejections } from '../effects/enqueue.js'
 import { FIRST_NAMES, LAST_NAMES, LOCALITIES, PRODUCTS, SHOP_WORDS } from './catalogue.js'
@@ -137,6 +138,8 @@ function planSellers (rnd: Random, ids: Ids, orderTotal: number, dealDate: strin
     ledger: [] as Array<typeof pointsLedger.$inferInsert>,
     retailers: [] as Array<typeof retailers.$inferInsert>,
     shops: [] as Array<typeof shops.$inferInsert>,
+    retailerLinks: [] as Array<typeof sellerRetailers.$inferInsert>,
+    shopLinks: [] as Array<typeof sellerShops.$inferInsert>,
     items: [] as Array<typeof items.$inferInsert>,
     skus: [] as Array<typeof skus.$inferInsert>,
     offers: [] as Array<typeof offers.$inferInsert>,
@@ -196,11 +199,13 @@ function planSellers (rnd: Random, ids: Ids, orderTotal: number, dealDate: strin
       const phone = `+91${rnd.int(70000, 99999)}${String(rnd.int(0, 99999)).padStart(5, '0')}`
       const shopName = `${last} ${rnd.pick(SHOP_WORDS)}, ${rnd.pick(LOCALITIES)}`
       const syncId = r % 10 < 7 ? `RET-${sellerId}-${String(r + 1).padStart(5, '0')}` : null
-      rows.retailers.push({ id: retailerId, sellerId, name: `${first} ${last}`, firstName: first, lastName: last, phone, whatsapp: rnd.chance(0.6) ? phone : null, syncId })
+      rows.retailers.push({ id: retailerId, name: `${first} ${last}`, firstName: first, lastName: last, phone, whatsapp: rnd.chance(0.6) ? phone : null })
+      rows.retailerLinks.push({ sellerId, retailerId, syncId })
       let shopId: number | null = null
       if (r % 5 !== 4) {
         shopId = ids.shops++
-        rows.shops.push({ id: shopId, sellerId, retailerId, syncId: `SHOP-${sellerId}-${String(r + 1).padStart(5, '0')}`, shopName })
+        rows.shops.push({ id: shopId, retailerId, shopName })
+        rows.shopLinks.push({ sellerId, shopId, syncId: `SHOP-${sellerId}-${String(r + 1).padStart(5, '0')}` })
       }
       buyers.push({ retailerId, name: `${first} ${last}`, shopId })
     }
@@ -314,6 +319,8 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
     await insertRows(tx, pointsLedger, rows.ledger)
     await insertRows(tx, retailers, rows.retailers)
     await insertRows(tx, shops, rows.shops)
+    await insertRows(tx, sellerRetailers, rows.retailerLinks)
+    await insertRows(tx, sellerShops, rows.shopLinks)
     await insertRows(tx, items, rows.items)
     await insertRows(tx, skus, rows.skus)
     await insertRows(tx, offers, rows.offers)

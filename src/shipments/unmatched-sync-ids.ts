@@ -1,7 +1,7 @@
 import { UNMATCHED_EXAMPLES, type Unmatched, type UnmatchedSyncIds } from './schemas.js'
 
 /*
- * Sync IDs of a sync that match nothing the seller has synced before (retailers.sync_id, shops.sync_id,
+ * Sync IDs of a sync that match nothing the seller has synced before (seller_retailers.sync_id, seller_shops.sync_id,
  * offers.offer_sync_id). Only reported: the rows are stored anyway, the retailer may be synced later.
  * Each write chunk reports its own unknown IDs (write-outstanding.ts); this collects them across chunks
  * into distinct counts and the first few examples, in the order the batch was written (by key).

@@ -33,11 +33,11 @@ select
   (select count(*) filter (where inserted) from written)::int as inserted,
   (select count(*) filter (where not inserted) from written)::int as updated,
   array(select i.retailer_sync_id from input i
-        where not exists (select 1 from retailers x where x.seller_id = ${sellerId}::int and x.sync_id = i.retailer_sync_id)
+        where not exists (select 1 from seller_retailers x where x.seller_id = ${sellerId}::int and x.sync_id = i.retailer_sync_id)
         group by i.retailer_sync_id order by min(i.n)) as unmatched_retailers,
   array(select i.shop_sync_id from input i
         where i.shop_sync_id is not null
-          and not exists (select 1 from shops x where x.seller_id = ${sellerId}::int and x.sync_id = i.shop_sync_id)
+          and not exists (select 1 from seller_shops x where x.seller_id = ${sellerId}::int and x.sync_id = i.shop_sync_id)
         group by i.shop_sync_id order by min(i.n)) as unmatched_shops,
   array(select i.offer_sync_id from input i
         where not exists (select 1 from offers x where x.seller_id = ${sellerId}::int and x.offer_sync_id = i.offer_sync_id)

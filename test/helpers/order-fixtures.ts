@@ -1,5 +1,7 @@
 import type { TestDatabase as Database } from './build.js'
-import { items, offers, orderItems, orders, retailers, sellingUnits, shops, skus } from '../../src/db/schema.js'
+import {
+  items, offers, orderItems, orders, retailers, sellerRetailers, sellerShops, sellingUnits, shops, skus
+} from '../../src/db/schema.js'
 
 /*
  * Hand-made orders for the read tests: one catalogue line per seller and orders at chosen instants, with
@@ -35,10 +37,12 @@ export async function createRetailer (database: Database, sellerId: number,
 ): Promise<{ retailerId: number, shopId: number | null }> {
   const { db } = database
   const [retailer] = await db.insert(retailers).values({
-    sellerId, name: 'Asha Rao', firstName: 'Asha', lastName: 'Rao', phone: '+919800000001', whatsapp: null, syncId: values.syncId ?? null
+    name: 'Asha Rao', firstName: 'Asha', lastName: 'Rao', phone: '+919800000001', whatsapp: null
   }).returning({ id: retailers.id })
+  await db.insert(sellerRetailers).values({ sellerId, retailerId: retailer.id, syncId: values.syncId ?? null })
   if (values.withShop === false) return { retailerId: retailer.id, shopId: null }
-  const [shop] = await db.insert(shops).values({ sellerId, retailerId: retailer.id, syncId: values.shopSyncId ?? null, shopName: 'Rao Kirana' }).returning({ id: shops.id })
+  const [shop] = await db.insert(shops).values({ retailerId: retailer.id, shopName: 'Rao Kirana' }).returning({ id: shops.id })
+  await db.insert(sellerShops).values({ sellerId, shopId: shop.id, syncId: values.shopSyncId ?? null })
   return { retailerId: retailer.id, shopId: shop.id }
 }
 

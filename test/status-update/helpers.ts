@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { TestDatabase as Database } from '../helpers/build.js'
 import {
-  dailyDeals, items, offers, orderItems, orders, payoutSchedules, retailers, skus, type OrderStatus
+  dailyDeals, items, offers, orderItems, orders, payoutSchedules, retailers, sellerRetailers, skus, type OrderStatus
 } from '../../src/db/schema.js'
 import { autoRejectJobKey, TASKS } from '../../src/effects/jobs.js'
 import { addJob } from '../helpers/jobs.js'
@@ -48,7 +48,8 @@ export async function createShop (database: Database, seller: { pointsBalance?: 
   // The opening balance is a ledger entry too, so the ledger sums to the balance at all times.
   await database.sql`insert into points_ledger (seller_id, kind, amount, balance_after) values (${sellerId}, 'TOP_UP', ${points}, ${points})`
   const contact = { whatsapp: retailer.whatsapp === undefined ? '+919800000001' : retailer.whatsapp, phone: retailer.phone === undefined ? '+919800000002' : retailer.phone }
-  const [r] = await database.db.insert(retailers).values({ sellerId, name: 'Asha Rao', ...contact }).returning({ id: retailers.id })
+  const [r] = await database.db.insert(retailers).values({ name: 'Asha Rao', ...contact }).returning({ id: retailers.id })
+  await database.db.insert(sellerRetailers).values({ sellerId, retailerId: r.id })
   const [item] = await database.db.insert(items).values({ sellerId, itemName: 'Tea 1kg' }).returning({ id: items.id })
   const [sku] = await database.db.insert(skus).values({ sellerId, itemId: item.id, skuNickName: 'Tea' }).returning({ id: skus.id })
   const [offer] = await database.db.insert(offers).values({
