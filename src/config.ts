@@ -125,6 +125,9 @@ export const ConfigSchema = Type.Object({
   WHATSAPP_TEMPLATE_ACCEPTED: Type.String({ minLength: 1, default: 'order_accepted' }),
   WHATSAPP_TEMPLATE_REJECTED: Type.String({ minLength: 1, default: 'order_rejected' }),
   WHATSAPP_TEMPLATE_COMPLETED: Type.String({ minLength: 1, default: 'order_completed' }),
+  WHATSAPP_TEMPLATE_PLACED: Type.String({ minLength: 1, default: 'order_placed' }),
+  WHATSAPP_TEMPLATE_CANCELLED: Type.String({ minLength: 1, default: 'order_cancelled' }),
+  WHATSAPP_TEMPLATE_DELIVERED: Type.String({ minLength: 1, default: 'order_delivered' }),
   WHATSAPP_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
   /** The payment gateway refunds go through; manual leaves them to finance. */
   REFUND_GATEWAY: Type.Union([Type.Literal('manual')], { default: 'manual' }),

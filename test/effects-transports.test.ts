@@ -14,6 +14,10 @@ import { webhookTransport } from '../src/effects/transports/webhook.js'
 import { maskPhone } from '../src/effects/transports/log.js'
 import { whatsappCloudTransport } from '../src/effects/transports/whatsapp-cloud.js'
 
+const TEMPLATES = {
+  'order.accepted': 'a', 'order.rejected': 'r', 'order.completed': 'c', 'order.placed': 'p', 'order.cancelled': 'x', 'order.delivered': 'd'
+}
+
 const WA = { WHATSAPP_PHONE_NUMBER_ID: '106540352242922', WHATSAPP_ACCESS_TOKEN: 'EAAG-test-token' }
 
 t.test('whatsapp-cloud sends the Cloud API template message to the retailer (whatsapp, else phone)', async (t) => {
@@ -86,7 +90,7 @@ t.test('transports report failures in a few words', async (t) => {
   t.match(notificationText(notification), /^Order ORD-\d+ of .+ with .+ was rejected: Out of stock$/)
 
   const standIn = await startReceiver(t, () => 400)
-  const wa = whatsappCloudTransport({ baseUrl: standIn.url, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: { 'order.accepted': 'a', 'order.rejected': 'r', 'order.completed': 'c' }, timeoutMs: 1000 })
+  const wa = whatsappCloudTransport({ baseUrl: standIn.url, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: TEMPLATES, timeoutMs: 1000 })
   notification.retailer.whatsapp = '+91 98765 43210'
   await t.rejects(wa.send(notification), { message: /^whatsapp-cloud answered HTTP 400$/ })
   t.equal(JSON.parse(standIn.received[0].rawBody).to, '919876543210')
@@ -96,7 +100,7 @@ t.test('transports report failures in a few words', async (t) => {
   await closed.close()
   const hook = webhookTransport({ url, secret: 'whsec_test_0123456789abcdef', timeoutMs: 1000 })
   await t.rejects(hook.send(notification), { message: /^webhook request failed: ECONNREFUSED$/ })
-  const waDown = whatsappCloudTransport({ baseUrl: url, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: { 'order.accepted': 'a', 'order.rejected': 'r', 'order.completed': 'c' }, timeoutMs: 1000 })
+  const waDown = whatsappCloudTransport({ baseUrl: url, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: TEMPLATES, timeoutMs: 1000 })
   await t.rejects(waDown.send(notification), { message: /^whatsapp-cloud request failed: ECONNREFUSED$/ })
 
   t.equal(await loadNotification(database.db, { ...notifyPayload(order, 'customer'), orderId: 999_999 }), null)
@@ -112,7 +116,7 @@ t.test("Meta's error object is kept in last_error", async (t) => {
   const server = http.createServer((_req, res) => { res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: '(#131026) Message undeliverable', code: 131026 } })) })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { server.closeAllConnections(); server.close() })
-  const wa = whatsappCloudTransport({ baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: { 'order.accepted': 'a', 'order.rejected': 'r', 'order.completed': 'c' }, timeoutMs: 1000 })
+  const wa = whatsappCloudTransport({ baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: TEMPLATES, timeoutMs: 1000 })
   await t.rejects(wa.send(notification), { message: 'whatsapp-cloud answered HTTP 400: 131026 (#131026) Message undeliverable' })
 })
 

@@ -31,7 +31,7 @@ async function changeOne (
 
 export async function updateOrderStatusesWith (strategy: BatchStrategy, db: Db, caller: Caller,
   items: unknown[]): Promise<BatchOutcome> {
-  if (strategy === 'set-based') return updateOrderStatuses(db, caller, items)
+  if (strategy === 'set-based') return updateOrderStatuses(db, { seller: caller }, items)
   const { pending, errors } = parseItems(items)
   const actor: Actor = { sellerId: caller.sellerId, credentialId: caller.credentialId, storeIds: caller.storeIds, source: 'api' }
   const record = (p: PendingItem, error: ItemError | null): void => {

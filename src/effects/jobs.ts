@@ -18,9 +18,12 @@ export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number]
 
 /** Each event type and the order status it announces: one map, read both ways. */
 export const EVENT_STATUS = {
+  'order.placed': 'ORDER_PLACED',
   'order.accepted': 'ORDER_ACCEPTED',
   'order.rejected': 'ORDER_REJECTED_BY_SELLER',
-  'order.completed': 'ORDER_COMPLETED_BY_SELLER'
+  'order.completed': 'ORDER_COMPLETED_BY_SELLER',
+  'order.cancelled': 'CANCELLED',
+  'order.delivered': 'DELIVERED'
 } as const satisfies Record<string, OrderStatus>
 export type NotificationEventType = keyof typeof EVENT_STATUS
 export type AnnouncedStatus = (typeof EVENT_STATUS)[NotificationEventType]
@@ -28,6 +31,19 @@ export type AnnouncedStatus = (typeof EVENT_STATUS)[NotificationEventType]
 const EVENT_TYPE = Object.fromEntries(
   Object.entries(EVENT_STATUS).map(([type, status]) => [status, type])
 ) as Record<AnnouncedStatus, NotificationEventType>
+
+/**
+ * Who is told of each status (spec/platform.md "Rules"): a placement and a delivery concern the seller; a
+ * seller's decision and a cancellation also the customer and the retailer (the messaging channel).
+ */
+export const CHANNELS_OF: Record<AnnouncedStatus, readonly NotificationChannel[]> = {
+  ORDER_PLACED: ['seller'],
+  ORDER_ACCEPTED: NOTIFICATION_CHANNELS,
+  ORDER_REJECTED_BY_SELLER: NOTIFICATION_CHANNELS,
+  ORDER_COMPLETED_BY_SELLER: NOTIFICATION_CHANNELS,
+  CANCELLED: NOTIFICATION_CHANNELS,
+  DELIVERED: ['seller']
+}
 
 /** The event a change to this status announces. */
 export function eventTypeOf (status: AnnouncedStatus): NotificationEventType {

@@ -91,10 +91,17 @@ export async function loadNotification (tx: Tx, payload: NotifyPayload): Promise
   return { notification, deliveryStatus: row.delivery_status }
 }
 
+const HAPPENED: Record<NotificationEventType, string> = {
+  'order.placed': 'was placed',
+  'order.accepted': 'was accepted',
+  'order.rejected': 'was rejected',
+  'order.completed': 'was completed',
+  'order.cancelled': 'was cancelled',
+  'order.delivered': 'was delivered'
+}
+
 /** One line a person reads: the log transport writes it, and it is what a message would say. */
 export function notificationText (n: Notification): string {
-  const what = n.eventType === 'order.accepted'
-    ? 'was accepted'
-    : n.eventType === 'order.completed' ? 'was completed' : `was rejected: ${n.order.reason ?? 'no reason given'}`
+  const what = n.eventType === 'order.rejected' ? `was rejected: ${n.order.reason ?? 'no reason given'}` : HAPPENED[n.eventType]
   return `Order ${n.order.orderNumber} of ${n.retailer.name} with ${n.seller.name} ${what}`
 }

@@ -7,7 +7,9 @@ import { MAX_PLATFORM_ROWS, PlatformCode, PlatformText } from '../platform/texts
 import { upsertSellers } from '../platform/upsert-sellers.js'
 import { withIdempotency } from '../plugins/idempotency.js'
 import { success } from '../rest-envelope.js'
+import { updateOrderStatuses } from '../status-update/update-batch.js'
 import { restEndpoints, type Endpoint } from './rest-contract.js'
+import { itemsOf, sendBatch } from './status-update.js'
 
 /*
  * The marketplace's routes (spec/platform.md), platform key only. Thin: the request-level checks (a
@@ -52,6 +54,21 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
     (rows, idempotency) => upsertSellers(db, rows, { idempotency }))
   route(restEndpoints.platformPoints, 'points rows', PlatformText.pointsRecorded,
     (rows, idempotency) => addPoints(db, rows, { idempotency }))
+
+  // The seller endpoint's body and answer (spec 4.2), with the marketplace's statuses.
+  const { path, responses } = restEndpoints.platformOrderStatus
+  app.post(path, {
+    onRequest: app.requirePlatformKey(),
+    config: { idempotent: true },
+    schema: { response: { 200: responses[200], 400: responses[400], 401: responses[401] } }
+  }, async (request, reply) => {
+    const items = itemsOf(request.body)
+    const outcome = await withIdempotency(request, reply,
+      (idempotency) =>
+        updateOrderStatuses(db, { platform: request.platformCaller! }, items, { log: request.log, idempotency }),
+      () => {})
+    return sendBatch(reply, outcome)
+  })
 }
 
 export default platformRoutes

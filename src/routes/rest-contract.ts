@@ -3,7 +3,9 @@ import {
   PlatformBatchDataSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema
 } from '../platform/schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
-import { BatchDataSchema, MAX_ITEMS, StatusUpdateItemSchema } from '../status-update/schemas.js'
+import {
+  BatchDataSchema, MAX_ITEMS, PlatformStatusUpdateItemSchema, StatusUpdateItemSchema
+} from '../status-update/schemas.js'
 import { FailureEnvelope, FailureEnvelopeWithData, SuccessEnvelope } from '../rest-envelope.js'
 
 /*
@@ -18,11 +20,21 @@ export const STATUS_UPDATE_PATH = '/v2/accounting/orders/update-status'
 export const SYNC_PATH = '/v2/shipments/outstanding/sync-data'
 export const PLATFORM_SELLERS_PATH = '/v2/platform/sellers'
 export const PLATFORM_POINTS_PATH = '/v2/platform/sellers/points'
+export const PLATFORM_ORDERS_PATH = '/v2/platform/orders'
+export const PLATFORM_ORDER_STATUS_PATH = '/v2/platform/orders/update-status'
 
 export const StatusUpdateRequestSchema = Type.Object({
   order_status: Type.Array(StatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
 }, { title: 'StatusUpdateRequest', description: `A batch of 1 to ${MAX_ITEMS} status changes, each order independent (spec 4.2)` })
 export type StatusUpdateRequest = Static<typeof StatusUpdateRequestSchema>
+
+export const PlatformStatusUpdateRequestSchema = Type.Object({
+  order_status: Type.Array(PlatformStatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
+}, {
+  title: 'PlatformStatusUpdateRequest',
+  description: `1 to ${MAX_ITEMS} orders of any seller moved to CANCELLED or DELIVERED, each independent`
+})
+export type PlatformStatusUpdateRequest = Static<typeof PlatformStatusUpdateRequestSchema>
 
 export const StatusUpdateResponseSchema = Type.Composite([SuccessEnvelope(BatchDataSchema)], {
   title: 'StatusUpdateResponse', description: 'The batch was processed; per-order failures are in data.errors (spec 4.2)'
@@ -99,6 +111,16 @@ export const restEndpoints = {
     path: PLATFORM_POINTS_PATH,
     request: PlatformPointsRequestSchema,
     responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformOrderStatus: {
+    method: 'POST',
+    path: PLATFORM_ORDER_STATUS_PATH,
+    request: PlatformStatusUpdateRequestSchema,
+    responses: {
+      200: StatusUpdateResponseSchema,
+      400: Type.Union([StatusUpdateInvalidStatusResponseSchema, RequestFailureSchema]),
+      ...requestFailures
+    }
   }
 } satisfies Record<string, Endpoint>
 

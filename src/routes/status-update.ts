@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import { badRequest } from '../errors.js'
 import type { ServiceMetrics } from '../metrics.js'
 import { isPlainObject } from '../plain-object.js'
 import { withIdempotency } from '../plugins/idempotency.js'
 import { MAX_ITEMS, StatusUpdateBodySchema, type BatchData } from '../status-update/schemas.js'
 import { OrderErrors, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
-import { updateOrderStatuses } from '../status-update/update-batch.js'
+import { updateOrderStatuses, type BatchOutcome } from '../status-update/update-batch.js'
 import { failure, success } from '../rest-envelope.js'
 import { restEndpoints } from './rest-contract.js'
 
@@ -15,7 +16,7 @@ import { restEndpoints } from './rest-contract.js'
  */
 
 /** The items of a body, or a 400 with the exact text of spec 7.1 / decisions.md. */
-function itemsOf (body: unknown): unknown[] {
+export function itemsOf (body: unknown): unknown[] {
   const items = isPlainObject(body) ? body.order_status : undefined
   if (!Array.isArray(items) || items.length === 0) {
     throw badRequest(StatusUpdateCode.statusRequired, StatusUpdateText.statusRequired)
@@ -52,15 +53,21 @@ const statusUpdateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const items = itemsOf(request.body)
-    const { invalidStatus, ...data } = await withIdempotency(request, reply,
-      (idempotency) => updateOrderStatuses(app.database.db, request.caller!, items, { log: request.log, idempotency }),
+    const outcome = await withIdempotency(request, reply,
+      (idempotency) =>
+        updateOrderStatuses(app.database.db, { seller: request.caller! }, items, { log: request.log, idempotency }),
       (answer) => countItems(app.metrics, answer))
-    // Spec 7.2: an invalid status value makes the whole answer a 400, still with every order's outcome.
-    if (invalidStatus) {
-      return reply.code(400).send(failure(400, OrderErrors.invalidStatus.text, StatusUpdateCode.invalidStatus, data))
-    }
-    return reply.code(200).send(success(StatusUpdateText.success, data))
+    return sendBatch(reply, outcome)
   })
+}
+
+/** The batch's answer; the platform's update-status answers the same way. */
+export function sendBatch (reply: FastifyReply, { invalidStatus, ...data }: BatchOutcome): FastifyReply {
+  // Spec 7.2: an invalid status value makes the whole answer a 400, still with every order's outcome.
+  if (invalidStatus) {
+    return reply.code(400).send(failure(400, OrderErrors.invalidStatus.text, StatusUpdateCode.invalidStatus, data))
+  }
+  return reply.code(200).send(success(StatusUpdateText.success, data))
 }
 
 export default statusUpdateRoutes

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import { enqueueNotifications, removeJobs } from '../effects/enqueue.js'
-import { autoRejectJobKey, eventTypeOf, NOTIFICATION_CHANNELS, notificationEventId, TASKS, type NotifyPayload } from '../effects/jobs.js'
+import { autoRejectJobKey, CHANNELS_OF, eventTypeOf, notificationEventId, TASKS, type NotifyPayload } from '../effects/jobs.js'
 import type { Actor, PlannedChange } from './plan-change.js'
 import { formatCents } from './points.js'
 import { isActionable, type TargetStatus } from './state-machine.js'
@@ -29,19 +29,22 @@ export async function applyChanges (tx: Tx, changes: PlannedChange[], actor: Act
   const accepted = changes.filter((c) => c.toStatus === 'ORDER_ACCEPTED')
   const rejected = changes.filter((c) => c.toStatus === 'ORDER_REJECTED_BY_SELLER')
   const completed = changes.filter((c) => c.toStatus === 'ORDER_COMPLETED_BY_SELLER')
+  // Cancelling (the marketplace) undoes what a rejection undoes, and gives an acceptance's points back.
+  const cancelled = changes.filter((c) => c.toStatus === 'CANCELLED')
+  const undone = [...rejected, ...cancelled]
 
   // The statements are independent of each other: they are sent together (postgres.js pipelines them
   // on the transaction's connection), so a change costs one round trip of latency, not ten.
   const writes: Array<Promise<unknown>> = [
     updateOrders(tx, changes),
     insertHistory(tx, changes, actor),
-    deductPoints(tx, accepted, actor.sellerId),
-    removeAutoRejectJobs(tx, [...accepted, ...rejected]),
-    recordRefunds(tx, rejected, actor.sellerId),
-    returnDealQuantity(tx, rejected),
+    movePoints(tx, changes.filter((c) => c.points !== null), actor.sellerId),
+    removeAutoRejectJobs(tx, [...accepted, ...undone]),
+    recordRefunds(tx, undone, actor.sellerId),
+    returnDealQuantity(tx, undone),
     movePayouts(tx, completed, 'SCHEDULED'),
-    // A rejected prepaid order will never be paid out (the seed models it the same way).
-    movePayouts(tx, rejected, 'CANCELLED'),
+    // A rejected or cancelled prepaid order will never be paid out (the seed models it the same way).
+    movePayouts(tx, undone, 'CANCELLED'),
     enqueueNotifications(tx, notifications(changes, actor.sellerId))
   ]
   // Wait for every statement before reporting a failure: the caller then rolls back a savepoint, which
@@ -76,20 +79,24 @@ async function insertHistory (tx: Tx, changes: PlannedChange[], actor: Actor): P
 }
 
 /**
- * One ledger entry per accepted order and the seller's balance moved by exactly their sum, in one
- * statement: the ledger and the balance cannot disagree. A second entry for an order violates
- * points_ledger_order_kind_key; a balance below zero violates sellers_points_balance_non_negative.
+ * One ledger entry per order whose change moves points (an acceptance's deduction, a cancellation's
+ * give-back) and the seller's balance moved by exactly their sum, in one statement: the ledger and the
+ * balance cannot disagree. A second entry of a kind for an order violates points_ledger_order_kind_key;
+ * a balance below zero violates sellers_points_balance_non_negative.
  */
-async function deductPoints (tx: Tx, accepted: PlannedChange[], sellerId: number): Promise<void> {
-  if (accepted.length === 0) return
-  const rows = accepted.map((c) => ({
-    order_id: c.order.id, amount: formatCents(-c.points!.cents), balance_after: formatCents(c.points!.balanceAfterCents)
+async function movePoints (tx: Tx, moving: PlannedChange[], sellerId: number): Promise<void> {
+  if (moving.length === 0) return
+  const rows = moving.map((c) => ({
+    order_id: c.order.id,
+    kind: c.toStatus === 'CANCELLED' ? 'ORDER_CANCELLATION_REFUND' : 'ORDER_ACCEPTANCE',
+    amount: formatCents(c.points!.cents),
+    balance_after: formatCents(c.points!.balanceAfterCents)
   }))
   await tx.execute(sql`
     with entry as (
       insert into points_ledger (seller_id, order_id, kind, amount, balance_after)
-      select ${sellerId}::int, e.order_id, 'ORDER_ACCEPTANCE', e.amount, e.balance_after
-      from json_to_recordset(${json(rows)}) as e(order_id bigint, amount numeric, balance_after numeric)
+      select ${sellerId}::int, e.order_id, e.kind::points_entry_kind, e.amount, e.balance_after
+      from json_to_recordset(${json(rows)}) as e(order_id bigint, kind text, amount numeric, balance_after numeric)
       returning amount
     )
     update sellers set points_balance = points_balance + (select sum(amount) from entry), updated_at = now()
@@ -102,9 +109,9 @@ async function removeAutoRejectJobs (tx: Tx, changes: PlannedChange[]): Promise<
   await removeJobs(tx, [...new Set(changes.map((c) => autoRejectJobKey(c.order.id)))])
 }
 
-/** A refund row for each rejected order paid online, and a job to process it (effects worker). */
-async function recordRefunds (tx: Tx, rejected: PlannedChange[], sellerId: number): Promise<void> {
-  const rows = rejected.filter((c) => c.order.paymentMode === 'ONLINE_PAID')
+/** A refund row for each rejected or cancelled order paid online, and a job to process it (effects worker). */
+async function recordRefunds (tx: Tx, undone: PlannedChange[], sellerId: number): Promise<void> {
+  const rows = undone.filter((c) => c.order.paymentMode === 'ONLINE_PAID')
     .map((c) => ({ order_id: c.order.id, amount: c.order.orderTotalFinal, currency: c.order.currencyCode }))
   if (rows.length === 0) return
   await tx.execute(sql`
@@ -123,12 +130,12 @@ async function recordRefunds (tx: Tx, rejected: PlannedChange[], sellerId: numbe
 }
 
 /**
- * Gives the grabbed daily-deal quantity of rejected orders back, once per order (order_effects). The
- * deals are locked by the caller beforehand (lockDailyDeals), in id order.
+ * Gives the grabbed daily-deal quantity of rejected or cancelled orders back, once per order
+ * (order_effects). The deals are locked by the caller beforehand (lockDailyDeals), in id order.
  */
-async function returnDealQuantity (tx: Tx, rejected: PlannedChange[]): Promise<void> {
-  if (rejected.length === 0) return
-  const ids = [...new Set(rejected.map((c) => c.order.id))]
+async function returnDealQuantity (tx: Tx, undone: PlannedChange[]): Promise<void> {
+  if (undone.length === 0) return
+  const ids = [...new Set(undone.map((c) => c.order.id))]
   await tx.execute(sql`
     with marked as (
       insert into order_effects (order_id, kind)
@@ -158,7 +165,7 @@ async function movePayouts (tx: Tx, changes: PlannedChange[], to: 'SCHEDULED' | 
 
 function notifications (changes: PlannedChange[], sellerId: number): NotifyPayload[] {
   const occurredAt = new Date().toISOString()
-  return changes.flatMap((c) => NOTIFICATION_CHANNELS.map((channel): NotifyPayload => ({
+  return changes.flatMap((c) => CHANNELS_OF[c.toStatus].map((channel): NotifyPayload => ({
     eventId: notificationEventId(c.order.id, c.toStatus, channel),
     eventType: eventTypeOf(c.toStatus),
     channel,

@@ -1,9 +1,11 @@
+import { sql } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import type { OrderStatus } from '../db/schema.js'
 import type { ItemError } from '../item-error.js'
 import { applyChanges } from './apply-changes.js'
 import { lockDailyDeals, lockOrders, lockSeller, OrderLockTimeout, type LockedOrder, type LockedSeller } from './order-locks.js'
 import { decideChange, recordPlanned, sellerState, type Actor, type ChangeRequest, type PlannedChange } from './plan-change.js'
+import { OrderErrors } from './texts.js'
 
 /*
  * The one way an order's status changes, whoever asks: the batch of POST /v2/accounting/orders/update-status
@@ -59,18 +61,23 @@ export async function changeOrderStatuses (
  * another change, and a savepoint rolled back never gives a lock away.
  */
 async function lockAll (tx: Tx, actor: Actor, pending: Pending[]): Promise<{ locked: Locked, busy: Set<number> }> {
-  const seller = pending.some((p) => p.request.toStatus === 'ORDER_ACCEPTED') ? await lockSeller(tx, actor.sellerId) : undefined
+  const seller = pending.some((p) => movesPoints(p.request)) ? await lockSeller(tx, actor.sellerId) : undefined
   const { orders, busy } = await lockOrders(tx, actor.sellerId, pending.map((p) => p.request.orderId))
-  const rejected = new Set(pending.filter((p) => p.request.toStatus === 'ORDER_REJECTED_BY_SELLER').map((p) => p.request.orderId))
-  await lockDailyDeals(tx, [...orders.keys()].filter((id) => rejected.has(id)))
+  const undone = new Set(pending.filter((p) => givesDealBack(p.request)).map((p) => p.request.orderId))
+  await lockDailyDeals(tx, [...orders.keys()].filter((id) => undone.has(id)))
   return { locked: { seller, orders }, busy }
 }
+
+/** An acceptance deducts points and a cancellation may give them back: both need the seller's row. */
+const movesPoints = (r: ChangeRequest): boolean => r.toStatus === 'ORDER_ACCEPTED' || r.toStatus === 'CANCELLED'
+const givesDealBack = (r: ChangeRequest): boolean => r.toStatus === 'ORDER_REJECTED_BY_SELLER' || r.toStatus === 'CANCELLED'
 
 async function writeSlice (
   tx: Tx, actor: Actor, slice: Pending[], outcomes: ChangeOutcome[], options: ChangeOptions, locked?: Locked
 ): Promise<void> {
   // A half reads its rows again: they are locked already, so this takes no new lock and cannot wait.
-  const lockedSeller = locked ? locked.seller : slice.some((p) => p.request.toStatus === 'ORDER_ACCEPTED') ? await lockSeller(tx, actor.sellerId) : undefined
+  const needsSeller = slice.some((p) => movesPoints(p.request))
+  const lockedSeller = locked ? locked.seller : needsSeller ? await lockSeller(tx, actor.sellerId) : undefined
   const orders = locked?.orders ?? (await lockOrders(tx, actor.sellerId, slice.map((p) => p.request.orderId))).orders
   const seller = lockedSeller && sellerState(lockedSeller)
   const decided: Array<[number, ChangeOutcome]> = []
@@ -103,4 +110,36 @@ async function writeSlice (
     await writeSlice(tx, actor, slice.slice(0, half), outcomes, options)
     await writeSlice(tx, actor, slice.slice(half), outcomes, options)
   }
+}
+
+/**
+ * The marketplace's changes (its platform key moves orders of any seller): each request goes to the
+ * one path above as its order's seller's, seller by seller in ascending id. Two such batches take the
+ * sellers' locks in the same order, and a seller's own batch only ever holds its own seller's: racing
+ * batches queue, never deadlock. An order that does not exist (or is soft-deleted) is not found.
+ */
+export async function changeStatusesOfAnySeller (
+  tx: Tx, credentialId: number, requests: readonly ChangeRequest[], options: ChangeOptions = {}
+): Promise<ChangeOutcome[]> {
+  const outcomes = new Array<ChangeOutcome>(requests.length)
+  const ids = [...new Set(requests.map((r) => r.orderId))]
+  // An order's seller never changes, so it is read without a lock; the changes lock the orders.
+  const owners = ids.length === 0
+    ? []
+    : await tx.execute<{ id: string, seller_id: number }>(sql`
+    select id, seller_id from orders where id = any(${`{${ids.join(',')}}`}::bigint[]) and not is_deleted`)
+  const sellerOf = new Map(owners.map((o) => [Number(o.id), o.seller_id]))
+  const bySeller = new Map<number, number[]>()
+  requests.forEach((request, index) => {
+    const sellerId = sellerOf.get(request.orderId)
+    if (sellerId === undefined) outcomes[index] = { kind: 'error', error: OrderErrors.notFound }
+    else bySeller.set(sellerId, [...(bySeller.get(sellerId) ?? []), index])
+  })
+  for (const sellerId of [...bySeller.keys()].sort((a, b) => a - b)) {
+    const indexes = bySeller.get(sellerId)!
+    const actor: Actor = { sellerId, credentialId, storeIds: null, source: 'platform' }
+    const changed = await changeOrderStatuses(tx, actor, indexes.map((i) => requests[i]), options)
+    indexes.forEach((index, i) => { outcomes[index] = changed[i] })
+  }
+  return outcomes
 }

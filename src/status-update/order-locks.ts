@@ -30,6 +30,8 @@ export interface LockedOrder {
   currencyCode: string
   /** Where the messaging app reaches the retailer: whatsapp, else phone (null when neither is known). */
   messagingRecipient: string | null
+  /** The ledger amount of its acceptance (negative), null when never accepted: a cancellation gives it back. */
+  acceptancePoints: string | null
 }
 
 export async function lockSeller (tx: Tx, sellerId: number): Promise<LockedSeller | undefined> {
@@ -71,7 +73,9 @@ export async function lockOrders (tx: Tx, sellerId: number, orderIds: number[]):
   const idArray = `{${ids.join(',')}}`
   const select = (wait: boolean) => sql`
     select o.id, o.store_id, o.status, o.payment_mode, o.order_total_final, o.currency_code,
-           coalesce(nullif(r.whatsapp, ''), nullif(r.phone, '')) as recipient
+           coalesce(nullif(r.whatsapp, ''), nullif(r.phone, '')) as recipient,
+           (select pl.amount from points_ledger pl
+            where pl.order_id = o.id and pl.kind = 'ORDER_ACCEPTANCE') as acceptance_points
     from orders o join retailers r on r.id = o.retailer_id
     where o.id = any(${idArray}::bigint[]) and o.seller_id = ${sellerId} and not o.is_deleted
     order by o.id
@@ -84,6 +88,7 @@ export async function lockOrders (tx: Tx, sellerId: number, orderIds: number[]):
     order_total_final: string,
     currency_code: string,
     recipient: string | null
+    acceptance_points: string | null
   }
   let rows: Row[]
   try {
@@ -105,7 +110,8 @@ export async function lockOrders (tx: Tx, sellerId: number, orderIds: number[]):
       paymentMode: row.payment_mode,
       orderTotalFinal: row.order_total_final,
       currencyCode: row.currency_code,
-      messagingRecipient: row.recipient
+      messagingRecipient: row.recipient,
+      acceptancePoints: row.acceptance_points
     })
   }
   return { orders: found, busy }

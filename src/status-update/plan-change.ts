@@ -41,7 +41,10 @@ export interface PlannedChange {
   fromStatus: OrderStatus
   toStatus: TargetStatus
   reason: string | null
-  /** Acceptances only: the points deducted and the balance right after this deduction. */
+  /**
+   * The points this change moves and the balance right after: an acceptance deducts the take rate
+   * (negative cents); cancelling an accepted order gives that deduction back (positive).
+   */
   points: { cents: bigint, balanceAfterCents: bigint } | null
 }
 
@@ -91,7 +94,12 @@ export function decideChange (
     if (!seller || !seller.active) return { kind: 'error', error: OrderErrors.notEligible }
     const cents = takeRateCents(seller.takeRate, order.orderTotalFinal)
     if (seller.balanceCents < cents) return { kind: 'error', error: OrderErrors.insufficientPoints }
-    points = { cents, balanceAfterCents: seller.balanceCents - cents }
+    points = { cents: -cents, balanceAfterCents: seller.balanceCents - cents }
+  }
+  // What the acceptance deducted (its ledger entry, whatever the take rate is now) goes back.
+  if (request.toStatus === 'CANCELLED' && order.acceptancePoints !== null && seller) {
+    const cents = -toCents(order.acceptancePoints)
+    if (cents > 0n) points = { cents, balanceAfterCents: seller.balanceCents + cents }
   }
   return { kind: 'change', change: { order, fromStatus: order.status, toStatus: request.toStatus, reason, points } }
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { TARGET_STATUSES } from './state-machine.js'
+import { PLATFORM_TARGET_STATUSES, TARGET_STATUSES } from './state-machine.js'
 
 /*
  * TypeBox schemas of the status update: the request, one item, and the answer's data. They validate the
@@ -19,6 +19,10 @@ export const TargetStatusSchema = Type.Union(TARGET_STATUSES.map((s) => Type.Lit
   description: 'The status to move the order to (spec 3.2)'
 })
 
+export const PlatformTargetStatusSchema = Type.Union(PLATFORM_TARGET_STATUSES.map((s) => Type.Literal(s)), {
+  description: 'The status the marketplace moves the order to (spec/platform.md)'
+})
+
 export const ReasonSchema = Type.Union([Type.String(), Type.Null()], {
   description: 'Required, non-blank, when Order_Status is ORDER_REJECTED_BY_SELLER'
 })
@@ -29,6 +33,12 @@ export const StatusUpdateItemSchema = Type.Object({
   reason: Type.Optional(ReasonSchema)
 }, { title: 'StatusUpdateItem', description: 'One order status update (spec 2.10)' })
 export type StatusUpdateItem = Static<typeof StatusUpdateItemSchema>
+
+export const PlatformStatusUpdateItemSchema = Type.Object({
+  Order_id: OrderIdSchema,
+  Order_Status: PlatformTargetStatusSchema,
+  reason: Type.Optional(ReasonSchema)
+}, { title: 'PlatformStatusUpdateItem', description: 'One order moved by the marketplace: CANCELLED or DELIVERED' })
 
 /**
  * The body as the route declares it. Items are deliberately not constrained here: one bad item must

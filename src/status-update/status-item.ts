@@ -1,7 +1,9 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { isPlainObject } from '../plain-object.js'
 import { requestError, type ChangeRequest } from './plan-change.js'
-import { OrderIdSchema, StatusUpdateItemSchema, TargetStatusSchema } from './schemas.js'
+import {
+  OrderIdSchema, PlatformStatusUpdateItemSchema, PlatformTargetStatusSchema, StatusUpdateItemSchema, TargetStatusSchema
+} from './schemas.js'
 import type { ItemError } from '../item-error.js'
 import { OrderErrors } from './texts.js'
 
@@ -11,9 +13,17 @@ import { OrderErrors } from './texts.js'
  * checks only run to name what is wrong.
  */
 
-const itemCheck = TypeCompiler.Compile(StatusUpdateItemSchema)
 const orderIdCheck = TypeCompiler.Compile(OrderIdSchema)
-const statusCheck = TypeCompiler.Compile(TargetStatusSchema)
+
+/** Who asks: a seller may ask for its three statuses, the marketplace for its two, each nothing else. */
+export type Requester = 'seller' | 'platform'
+const CHECKS = {
+  seller: { item: TypeCompiler.Compile(StatusUpdateItemSchema), status: TypeCompiler.Compile(TargetStatusSchema) },
+  platform: {
+    item: TypeCompiler.Compile(PlatformStatusUpdateItemSchema),
+    status: TypeCompiler.Compile(PlatformTargetStatusSchema)
+  }
+}
 
 export type ParsedItem =
   | { ok: true, request: ChangeRequest }
@@ -33,10 +43,11 @@ function orderIdOf (item: Record<string, unknown>): number | null {
  * when the id is unusable too). A reason that is not a string is ignored unless the item is a rejection,
  * where it counts as missing. Every check of an item runs here, once.
  */
-export function parseItem (raw: unknown): ParsedItem {
+export function parseItem (raw: unknown, requester: Requester = 'seller'): ParsedItem {
   if (!isPlainObject(raw)) return { ok: false, orderId: null, error: OrderErrors.itemNotObject }
-  const orderId = itemCheck.Check(raw) ? Number(raw.Order_id) : orderIdOf(raw)
-  if (!statusCheck.Check(raw.Order_Status)) return { ok: false, orderId, error: OrderErrors.invalidStatus }
+  const checks = CHECKS[requester]
+  const orderId = checks.item.Check(raw) ? Number(raw.Order_id) : orderIdOf(raw)
+  if (!checks.status.Check(raw.Order_Status)) return { ok: false, orderId, error: OrderErrors.invalidStatus }
   if (orderId === null || !Number.isSafeInteger(orderId)) {
     return { ok: false, orderId: null, error: OrderErrors.badOrderId }
   }

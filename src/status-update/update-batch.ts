@@ -1,19 +1,21 @@
-import type { Caller } from '../credentials/service.js'
+import type { Caller, PlatformCaller } from '../credentials/service.js'
 import type { Db } from '../db/client.js'
 import { CommitOutcomeUnknownError, transaction } from '../db/transaction.js'
 import { isRequestError } from '../errors.js'
 import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
-import { changeOrderStatuses } from './change-statuses.js'
+import { changeOrderStatuses, changeStatusesOfAnySeller } from './change-statuses.js'
 import type { ChangeRequest } from './plan-change.js'
 import type { BatchData, OrderError } from './schemas.js'
-import { parseItem } from './status-item.js'
+import { parseItem, type Requester } from './status-item.js'
 import type { ItemError } from '../item-error.js'
 import { OrderErrors } from './texts.js'
 
 /*
- * The batch of POST /v2/accounting/orders/update-status. Every item is independent: a bad item, an
- * order that cannot change, or an order whose write fails is reported for that order alone. The batch
- * is one transaction through the one status-change path (change-statuses.ts).
+ * The batch of POST /v2/accounting/orders/update-status (a seller's credential) and of
+ * POST /v2/platform/orders/update-status (the platform key: CANCELLED, DELIVERED, orders of any seller).
+ * Every item is independent: a bad item, an order that cannot change, or an order whose write fails is
+ * reported for that order alone. The batch is one transaction through the one status-change path
+ * (change-statuses.ts).
  */
 
 /** What the batch needs of a logger (pino's and Fastify's fit). */
@@ -38,11 +40,13 @@ const LOGGED_ERRORS = 50
 export interface FailedItem { orderId: number | null, error: ItemError }
 
 /** Splits a batch into the items to apply and the per-item errors found without reading anything. */
-export function parseItems (items: unknown[]): { pending: PendingItem[], errors: Map<number, FailedItem> } {
+export function parseItems (
+  items: unknown[], requester: Requester = 'seller'
+): { pending: PendingItem[], errors: Map<number, FailedItem> } {
   const errors = new Map<number, FailedItem>()
   const pending: PendingItem[] = []
   items.forEach((raw, index) => {
-    const parsed = parseItem(raw)
+    const parsed = parseItem(raw, requester)
     if (parsed.ok) pending.push({ index, request: parsed.request })
     else errors.set(index, { orderId: parsed.orderId, error: parsed.error })
   })
@@ -71,22 +75,27 @@ export interface BatchOptions {
   idempotency?: IdempotencyRequest
 }
 
+/** A seller's credential (its orders, maybe narrowed to stores) or the marketplace's platform key. */
+export type BatchCaller = { seller: Caller } | { platform: PlatformCaller }
+
 export async function updateOrderStatuses (
-  db: Db, caller: Caller, items: unknown[], options: BatchOptions = {}
+  db: Db, who: BatchCaller, items: unknown[], options: BatchOptions = {}
 ): Promise<Replayable<BatchOutcome>> {
   const log = options.log ?? silent
   const key = options.idempotency
-  const { pending, errors } = parseItems(items)
+  const { pending, errors } = parseItems(items, 'seller' in who ? 'seller' : 'platform')
   const unchanged: number[] = []
   if (pending.length === 0 && key === undefined) return batchOutcome(items.length, errors, log, unchanged)
-  const actor = { sellerId: caller.sellerId, credentialId: caller.credentialId, storeIds: caller.storeIds, source: 'api' as const }
   try {
     // The answer commits with the changes it reports.
     const answer = await transaction(db, (tx) => idempotent(tx, key, async () => {
       if (pending.length > 0) {
-        const outcomes = await changeOrderStatuses(tx, actor, pending.map((p) => p.request), {
-          onSplit: (orders, cause) => log.info({ orders, reason: (cause as Error).message }, 'set-based status update failed; retrying each half')
-        })
+        const requests = pending.map((p) => p.request)
+        const onSplit = (orders: number, cause: unknown) =>
+          log.info({ orders, reason: (cause as Error).message }, 'set-based status update failed; retrying each half')
+        const outcomes = 'seller' in who
+          ? await changeOrderStatuses(tx, actorOf(who.seller), requests, { onSplit })
+          : await changeStatusesOfAnySeller(tx, who.platform.credentialId, requests, { onSplit })
         pending.forEach((p, i) => {
           const outcome = outcomes[i]
           if (outcome.kind === 'unchanged') unchanged.push(p.request.orderId)
@@ -109,4 +118,8 @@ export async function updateOrderStatuses (
     for (const p of pending) errors.set(p.index, { orderId: p.request.orderId, error: OrderErrors.storageFailure })
   }
   return batchOutcome(items.length, errors, log, unchanged)
+}
+
+function actorOf (caller: Caller) {
+  return { sellerId: caller.sellerId, credentialId: caller.credentialId, storeIds: caller.storeIds, source: 'api' as const }
 }

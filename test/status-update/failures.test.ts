@@ -103,7 +103,7 @@ t.test('the batch\'s own transaction failing: every order reported, nothing clai
   const [a, b] = await shop.orders(2)
   await database.close()
   const caller = { credentialId: 1, sellerId: shop.sellerId, kind: 'api-key' as const, environment: 'testing' as const, storeIds: null }
-  const outcome = await updateOrderStatuses(database.db, caller, [accept(a), reject(b, null), accept(b)])
+  const outcome = await updateOrderStatuses(database.db, { seller: caller }, [accept(a), reject(b, null), accept(b)])
   t.same(outcome, {
     successful: 0,
     failed: 3,

@@ -32,7 +32,10 @@ export function createTransports (config: Config, logger: Logger): Record<Notifi
         templates: {
           'order.accepted': config.WHATSAPP_TEMPLATE_ACCEPTED,
           'order.rejected': config.WHATSAPP_TEMPLATE_REJECTED,
-          'order.completed': config.WHATSAPP_TEMPLATE_COMPLETED
+          'order.completed': config.WHATSAPP_TEMPLATE_COMPLETED,
+          'order.placed': config.WHATSAPP_TEMPLATE_PLACED,
+          'order.cancelled': config.WHATSAPP_TEMPLATE_CANCELLED,
+          'order.delivered': config.WHATSAPP_TEMPLATE_DELIVERED
         },
         timeoutMs: config.WHATSAPP_TIMEOUT_MS
       })
