@@ -115,6 +115,10 @@ t.test('every mutating endpoint of the REST contract is idempotent', async (t) =
       headers: { authorization: `Bearer ${platform}` },
       payload: [{ companyId: 900, amount: 10, reference: 'R1' }]
     },
+    platformOrders: {
+      headers: { authorization: `Bearer ${platform}` },
+      payload: [{ orderId: '999999' }]
+    },
     platformOrderStatus: {
       headers: { authorization: `Bearer ${platform}` },
       payload: { order_status: [{ Order_id: 999_999, Order_Status: 'CANCELLED' }] }

@@ -1,5 +1,5 @@
 import type { PlatformBatchData, PlatformRowErrorData } from './schemas.js'
-import type { PlatformRowError } from './texts.js'
+import type { ItemError } from '../item-error.js'
 
 /*
  * What every platform bulk route answers per row (spec/platform.md "Envelope and results"): each row is
@@ -8,13 +8,13 @@ import type { PlatformRowError } from './texts.js'
 
 export type RowOutcome =
   | { kind: 'inserted' | 'updated' | 'unchanged' }
-  | { kind: 'refused', id: number | string | null, error: PlatformRowError }
+  | { kind: 'refused', id: number | string | null, error: ItemError }
 
 export const INSERTED: RowOutcome = { kind: 'inserted' }
 export const UPDATED: RowOutcome = { kind: 'updated' }
 export const UNCHANGED: RowOutcome = { kind: 'unchanged' }
 
-export function refused (id: number | string | null, error: PlatformRowError): RowOutcome {
+export function refused (id: number | string | null, error: ItemError): RowOutcome {
   return { kind: 'refused', id, error }
 }
 

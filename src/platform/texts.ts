@@ -68,6 +68,6 @@ export type PlatformRowErrorCode = CodeOf<typeof PlatformRowErrors>
 export type PlatformRowError = ItemError<PlatformRowErrorCode>
 
 /** Several broken fields of one row: every sentence, in field order, with the first one's code. */
-export function combined (problems: PlatformRowError[]): PlatformRowError {
-  return { code: problems[0]!.code, text: problems.map((p) => p.text).join('; ') }
+export function combined<E extends ItemError> (problems: E[]): E {
+  return { code: problems[0]!.code, text: problems.map((p) => p.text).join('; ') } as E
 }

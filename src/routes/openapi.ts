@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { RequestFailureSchema, restEndpoints, type Endpoint } from './rest-contract.js'
 import { platformDocs } from './platform-docs.js'
+import { platformOrderDocs } from './platform-order-docs.js'
 import { restDocs, type EndpointDoc } from './rest-docs.js'
 
 /*
@@ -50,7 +51,7 @@ function documentedSchema ({ endpoint, doc }: Documented): Record<string, unknow
 }
 
 async function openapiPlugin (app: FastifyInstance, options: { explorer: boolean }): Promise<void> {
-  const docs = { ...restDocs(app.config), ...platformDocs(app.config) }
+  const docs = { ...restDocs(app.config), ...platformDocs(app.config), ...platformOrderDocs(app.config) }
   const documented = new Map<string, Documented>(
     (Object.keys(restEndpoints) as Array<keyof typeof restEndpoints>).map((name) => {
       const endpoint = restEndpoints[name]

@@ -2,10 +2,8 @@ import type { Config } from '../config.js'
 import { badRequest, RequestError } from '../errors.js'
 import { PlatformRowErrors as E, PlatformCode, PlatformText, MAX_PLATFORM_ROWS } from '../platform/texts.js'
 import type { PlatformPoints, PlatformSeller } from '../platform/schemas.js'
-import { failure, success } from '../rest-envelope.js'
-import { MAX_ITEMS as MAX_STATUS_ITEMS } from '../status-update/schemas.js'
-import { OrderErrors, StatusUpdateCode, StatusUpdateText } from '../status-update/texts.js'
-import type { PlatformBatchResponse, PlatformStatusUpdateRequest, StatusUpdateResponse } from './rest-contract.js'
+import { success } from '../rest-envelope.js'
+import type { PlatformBatchResponse } from './rest-contract.js'
 import { commonResponses, failureExample, type EndpointDoc, type ResponseDoc } from './rest-docs.js'
 
 /*
@@ -13,7 +11,7 @@ import { commonResponses, failureExample, type EndpointDoc, type ResponseDoc } f
  * examples built from the routes' own texts and typed against their schemas.
  */
 
-function platformResponses (config: Config, what: string, processed: PlatformBatchResponse,
+export function platformResponses (config: Config, what: string, processed: PlatformBatchResponse,
   resent: PlatformBatchResponse): Record<number, ResponseDoc> {
   return {
     200: {
@@ -43,75 +41,10 @@ function platformResponses (config: Config, what: string, processed: PlatformBat
   }
 }
 
-const rowError = (index: number, id: number | string | null, { code, text }: { code: string, text: string }) =>
+export const rowError = (index: number, id: number | string | null, { code, text }: { code: string, text: string }) =>
   ({ index, id, error: text, code })
 
-/** POST /v2/platform/orders/update-status: the seller endpoint's answers, with the marketplace's statuses. */
-function platformOrderStatusDoc (config: Config): EndpointDoc {
-  const batch: PlatformStatusUpdateRequest = {
-    order_status: [
-      { Order_id: '700001', Order_Status: 'CANCELLED', reason: 'Customer cancelled' },
-      { Order_id: '700002', Order_Status: 'DELIVERED' },
-      { Order_id: '700003', Order_Status: 'DELIVERED' }
-    ]
-  }
-  const orderError = (index: number, orderId: number | null, e: { code: string, text: string }) =>
-    ({ index, orderId, error: e.text, code: e.code })
-  const processed: StatusUpdateResponse = success(StatusUpdateText.success, {
-    successful: 2,
-    failed: 1,
-    errors: [orderError(2, 700003, OrderErrors.cannotChange('ORDER_PLACED', 'DELIVERED'))],
-    unchangedOrderIds: []
-  })
-  const retried: StatusUpdateResponse = success(StatusUpdateText.success, {
-    ...processed.data, unchangedOrderIds: [700001, 700002]
-  })
-  return {
-    operationId: 'updatePlatformOrderStatuses',
-    summary: 'Cancel or deliver orders of any seller',
-    description: `Up to ${MAX_STATUS_ITEMS} items, each order independent, with the body and answer of the seller's ` +
-      'update-status and the statuses CANCELLED (from ORDER_PLACED or ORDER_ACCEPTED) and DELIVERED (from ORDER_ACCEPTED). ' +
-      'Cancelling removes the auto-rejection, gives the deal quantity back, records a refund of an order paid online and ' +
-      'gives an accepted order\'s points back to its seller; each effect once, whatever the retries. Platform key only.',
-    tag: 'Platform',
-    security: 'platformKeyBearer',
-    requestExamples: { mixed: { summary: 'A cancellation and two deliveries', value: batch } },
-    responses: {
-      200: {
-        description: 'The batch was processed: per-order errors are in data.errors',
-        examples: {
-          processed: { summary: 'Two changed, one refused', value: processed },
-          retried: { summary: 'The same batch sent again: the changes were already made', value: retried }
-        }
-      },
-      400: {
-        description: 'A status other than CANCELLED or DELIVERED (with data), or a request-level error without data',
-        examples: {
-          invalidStatus: {
-            summary: 'An item asked for a seller\'s status: 400, and every item is still reported',
-            value: failure(400, OrderErrors.invalidStatus.text, StatusUpdateCode.invalidStatus, {
-              successful: 0,
-              failed: 1,
-              errors: [orderError(0, 700001, OrderErrors.invalidStatus)],
-              unchangedOrderIds: []
-            })
-          },
-          statusRequired: failureExample(badRequest(StatusUpdateCode.statusRequired, StatusUpdateText.statusRequired),
-            'order_status missing, empty or not an array')
-        }
-      },
-      ...commonResponses(config.BODY_LIMIT_BYTES),
-      401: {
-        description: 'Missing or unknown platform key, or a seller credential instead of it: the same answer for each',
-        examples: { unauthorized: failureExample(new RequestError.Unauthorized(), 'Every authentication failure') }
-      }
-    }
-  }
-}
-
-export function platformDocs (config: Config): {
-  platformSellers: EndpointDoc, platformPoints: EndpointDoc, platformOrderStatus: EndpointDoc
-} {
+export function platformDocs (config: Config): { platformSellers: EndpointDoc, platformPoints: EndpointDoc } {
   const sellers: PlatformSeller[] = [
     {
       companyId: 101,
@@ -161,7 +94,6 @@ export function platformDocs (config: Config): {
       responses: platformResponses(config, 'points rows',
         success(PlatformText.pointsRecorded, batch(1, 0, 0, [rowError(1, 'ADJ-2024-0007', E.belowZero('-120.50', '0.00'))])),
         success(PlatformText.pointsRecorded, batch(0, 0, 2, [])))
-    },
-    platformOrderStatus: platformOrderStatusDoc(config)
+    }
   }
 }

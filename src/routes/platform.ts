@@ -2,6 +2,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { badRequest } from '../errors.js'
 import type { IdempotencyRequest, Replayable } from '../idempotency/idempotency-key.js'
 import { addPoints } from '../platform/add-points.js'
+import { OrderText } from '../platform/order-texts.js'
+import { placeOrders } from '../platform/place-orders.js'
 import type { PlatformBatchData } from '../platform/schemas.js'
 import { MAX_PLATFORM_ROWS, PlatformCode, PlatformText } from '../platform/texts.js'
 import { upsertSellers } from '../platform/upsert-sellers.js'
@@ -28,7 +30,8 @@ function rowsOf (body: unknown, what: string): unknown[] {
   return body
 }
 
-type Service = (rows: unknown[], idempotency: IdempotencyRequest | undefined) => Promise<Replayable<PlatformBatchData>>
+type Service = (rows: unknown[], idempotency: IdempotencyRequest | undefined, request: FastifyRequest) =>
+Promise<Replayable<PlatformBatchData>>
 
 const platformRoutes: FastifyPluginAsync = async (app) => {
   // JSON only: a text/plain body is 415, not "must be a JSON array".
@@ -44,7 +47,8 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
       },
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const rows = rowsOf(request.body, what)
-        const data = await withIdempotency(request, reply, (idempotency) => service(rows, idempotency), () => {})
+        const data = await withIdempotency(request, reply,
+          (idempotency) => service(rows, idempotency, request), () => {})
         return reply.code(200).send(success(message, data))
       }
     })
@@ -54,6 +58,12 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
     (rows, idempotency) => upsertSellers(db, rows, { idempotency }))
   route(restEndpoints.platformPoints, 'points rows', PlatformText.pointsRecorded,
     (rows, idempotency) => addPoints(db, rows, { idempotency }))
+  route(restEndpoints.platformOrders, 'order rows', OrderText.placed, (rows, idempotency, request) =>
+    placeOrders(db, rows, {
+      idempotency,
+      credentialId: request.platformCaller!.credentialId,
+      autoRejectAfterMs: app.config.AUTO_REJECT_AFTER_MS
+    }))
 
   // The seller endpoint's body and answer (spec 4.2), with the marketplace's statuses.
   const { path, responses } = restEndpoints.platformOrderStatus

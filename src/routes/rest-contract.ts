@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import {
   PlatformBatchDataSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema
 } from '../platform/schemas.js'
+import { PlatformOrdersRequestSchema } from '../platform/order-schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
 import {
   BatchDataSchema, MAX_ITEMS, PlatformStatusUpdateItemSchema, StatusUpdateItemSchema
@@ -110,6 +111,12 @@ export const restEndpoints = {
     method: 'POST',
     path: PLATFORM_POINTS_PATH,
     request: PlatformPointsRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformOrders: {
+    method: 'POST',
+    path: PLATFORM_ORDERS_PATH,
+    request: PlatformOrdersRequestSchema,
     responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
   },
   platformOrderStatus: {
