@@ -5,6 +5,7 @@ import { addPoints } from '../platform/add-points.js'
 import type { PlatformBatchData } from '../platform/schemas.js'
 import { MAX_PLATFORM_ROWS, PlatformCode, PlatformText } from '../platform/texts.js'
 import { upsertSellers } from '../platform/upsert-sellers.js'
+import { upsertRetailers } from '../platform/upsert-retailers.js'
 import { withIdempotency } from '../plugins/idempotency.js'
 import { success } from '../rest-envelope.js'
 import { restEndpoints, type Endpoint } from './rest-contract.js'
@@ -52,6 +53,8 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
     (rows, idempotency) => upsertSellers(db, rows, { idempotency }))
   route(restEndpoints.platformPoints, 'points rows', PlatformText.pointsRecorded,
     (rows, idempotency) => addPoints(db, rows, { idempotency }))
+  route(restEndpoints.platformRetailers, 'retailer rows', PlatformText.retailersUpserted,
+    (rows, idempotency) => upsertRetailers(db, rows, { idempotency }))
 }
 
 export default platformRoutes

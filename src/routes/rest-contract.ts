@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import {
-  PlatformBatchDataSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema
+  PlatformBatchDataSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema,
+  PlatformRetailersRequestSchema
 } from '../platform/schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
 import { BatchDataSchema, MAX_ITEMS, StatusUpdateItemSchema } from '../status-update/schemas.js'
@@ -18,6 +19,7 @@ export const STATUS_UPDATE_PATH = '/v2/accounting/orders/update-status'
 export const SYNC_PATH = '/v2/shipments/outstanding/sync-data'
 export const PLATFORM_SELLERS_PATH = '/v2/platform/sellers'
 export const PLATFORM_POINTS_PATH = '/v2/platform/sellers/points'
+export const PLATFORM_RETAILERS_PATH = '/v2/platform/retailers'
 
 export const StatusUpdateRequestSchema = Type.Object({
   order_status: Type.Array(StatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
@@ -98,6 +100,12 @@ export const restEndpoints = {
     method: 'POST',
     path: PLATFORM_POINTS_PATH,
     request: PlatformPointsRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformRetailers: {
+    method: 'PUT',
+    path: PLATFORM_RETAILERS_PATH,
+    request: PlatformRetailersRequestSchema,
     responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
   }
 } satisfies Record<string, Endpoint>
