@@ -5,6 +5,7 @@ import { graphql } from './helpers/graphql.js'
 import { createCatalogue, createOrder, createRetailer } from './helpers/order-fixtures.js'
 import { PLATFORM_RETAILERS_PATH, PLATFORM_SELLERS_PATH } from '../src/routes/rest-contract.js'
 import { PlatformRowErrors as E } from '../src/platform/texts.js'
+import { platformDocs } from '../src/routes/platform-docs.js'
 
 /*
  * PUT /v2/platform/retailers (spec/platform.md): the per-row results, every refusal's text and code, a
@@ -274,6 +275,14 @@ t.test('a retailers batch and a sellers batch on the same seller take turns, nev
   const again = await retailers(rows)
   t.same(again.json().data.failed, 0, 'once the sellers exist every row applies')
   t.same((await database.sql`select count(*)::int as n from seller_retailers`)[0].n, 100)
+})
+
+t.test('the OpenAPI document\'s example is what the route answers, sent and re-sent', async (t) => {
+  const { retailers, config } = await setup(t, [101, 102])
+  const doc = platformDocs(config).platformRetailers
+  const { processed, resent } = doc.responses[200].examples
+  t.same((await retailers(doc.requestExamples.retailers.value)).json(), processed.value)
+  t.same((await retailers(doc.requestExamples.retailers.value)).json(), resent.value)
 })
 
 t.test('each seller reads the same retailer through its orders, with its own sync IDs only', async (t) => {

@@ -112,8 +112,11 @@ function retailersDoc (config: Config, batch: Batch): EndpointDoc {
     { ...asha, companyId: 102, whatsapp: '+919800000001', shops: [{ id: 7001, shopName: 'Rao Kirana, MG Road' }] },
     {
       id: 5002, companyId: 101, name: 'Bharat Traders', firstName: null, lastName: null, phone: null, whatsapp: null, shops: []
-    }
+    },
+    { id: 5003, companyId: 103, name: 'Not yet a buyer', firstName: null, lastName: null, phone: null, whatsapp: null, shops: [] }
   ]
+  // What this very batch is answered (company 103 is no seller), and again when re-sent.
+  const unknownSeller = rowError(3, 5003, E.sellerNotFound(103))
   return {
     operationId: 'upsertPlatformRetailers',
     summary: 'Create or update retailers and their shops, and link them to sellers',
@@ -125,10 +128,13 @@ function retailersDoc (config: Config, batch: Batch): EndpointDoc {
     tag: 'Platform',
     security: 'platformKeyBearer',
     requestExamples: {
-      retailers: { summary: 'One retailer linked to two sellers, another with no contact details and no shops', value: retailers }
+      retailers: {
+        summary: 'One retailer linked to two sellers, one with no contact details and no shops, one for an unknown seller',
+        value: retailers
+      }
     },
     responses: platformResponses(config, 'retailer rows',
-      success(PlatformText.retailersUpserted, batch(2, 1, 0, [rowError(3, 5003, E.sellerNotFound(103))])),
-      success(PlatformText.retailersUpserted, batch(0, 0, 3, [])))
+      success(PlatformText.retailersUpserted, batch(2, 1, 0, [unknownSeller])),
+      success(PlatformText.retailersUpserted, batch(0, 0, 3, [unknownSeller])))
   }
 }
