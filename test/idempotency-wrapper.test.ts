@@ -122,6 +122,10 @@ t.test('every mutating endpoint of the REST contract is idempotent', async (t) =
     platformOrderStatus: {
       headers: { authorization: `Bearer ${platform}` },
       payload: { order_status: [{ Order_id: 999_999, Order_Status: 'CANCELLED' }] }
+    },
+    platformRetailers: {
+      headers: { authorization: `Bearer ${platform}` },
+      payload: [{ id: 900, companyId: 900, name: 'R', firstName: null, lastName: null, phone: null, whatsapp: null, shops: [] }]
     }
   } satisfies Record<keyof typeof restEndpoints, { headers: Record<string, string>, payload: unknown }>
   for (const [name, endpoint] of Object.entries(restEndpoints)) {

@@ -34,7 +34,9 @@ t.test('the document validates as OpenAPI 3.1 and is the committed schema/openap
   t.equal(validator.version, '3.1')
   t.same(document, JSON.parse(readFileSync(path.join(ROOT, 'schema/openapi.json'), 'utf8')), 'what is served is what is committed (npm run generate)')
   t.same(Object.keys(document.paths).sort(), [
-    '/v2/accounting/orders/update-status', '/v2/platform/sellers', '/v2/platform/sellers/points',
+    '/v2/accounting/orders/update-status',
+    '/v2/platform/retailers',
+    '/v2/platform/sellers', '/v2/platform/sellers/points',
     '/v2/shipments/outstanding/sync-data'
   ], 'the REST endpoints of the contract, nothing else')
   t.same(Object.keys(document.components.securitySchemes).sort(), ['apiKeyBearer', 'apiKeyHeader', 'platformKeyBearer'])
@@ -46,7 +48,8 @@ t.test('each endpoint: its security, request, every answer, and examples the sch
   const document = (await app.inject({ url: '/v2/openapi.json' })).json()
   const cases = [
     { operation: document.paths['/v2/accounting/orders/update-status'].post as Operation, endpoint: restEndpoints.statusUpdate, security: 'apiKeyBearer', maxItems: 1000 },
-    { operation: document.paths['/v2/shipments/outstanding/sync-data'].put as Operation, endpoint: restEndpoints.shipmentSync, security: 'apiKeyHeader', maxItems: 100_000 }
+    { operation: document.paths['/v2/shipments/outstanding/sync-data'].put as Operation, endpoint: restEndpoints.shipmentSync, security: 'apiKeyHeader', maxItems: 100_000 },
+    { operation: document.paths['/v2/platform/retailers'].put as Operation, endpoint: restEndpoints.platformRetailers, security: 'platformKeyBearer', maxItems: 1000 }
   ]
   for (const { operation, endpoint, security, maxItems } of cases) {
     t.same(operation.security, [{ [security]: [] }], `${operation.operationId}: ${security}`)

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { build } from './helpers/build.js'
 import { platformKey } from './helpers/fixtures.js'
 import { fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, send } from './helpers/fuzz.js'
-import { PLATFORM_POINTS_PATH, PLATFORM_SELLERS_PATH } from '../src/routes/rest-contract.js'
+import { PLATFORM_POINTS_PATH, PLATFORM_RETAILERS_PATH, PLATFORM_SELLERS_PATH } from '../src/routes/rest-contract.js'
 import { PlatformRowErrors } from '../src/platform/texts.js'
 
 /*
@@ -11,7 +11,8 @@ import { PlatformRowErrors } from '../src/platform/texts.js'
  * hostile text, repeated keys and stores of other sellers, amounts that would overflow or go below zero.
  * Every answer is a 200 or a 4xx in the envelope; a 200's counts add up to the rows received, its errors
  * are in row order with a code of the platform's table; and after every request each seller's points
- * balance still equals its ledger.
+ * balance still equals its ledger. Retailer bodies repeat a retailer for several sellers (agreeing or not),
+ * claim shops of other retailers and name unknown sellers; every shop link keeps its retailer's link beside it.
  */
 
 type G = fc.GeneratorValue
@@ -57,6 +58,40 @@ function pointsRow (g: G): unknown {
     reference: coin(g, 85) ? pick(g, ['R1', 'R2', 'R3', 'ADJ']) : wild(g)
   }
   for (const key of Object.keys(row)) if (coin(g, 4)) delete row[key]
+  return row
+}
+
+const phone = (g: G): unknown => coin(g, 80)
+  ? pick(g, [null, '+919800000001', '+1234567', '+12345678901234567890', '+123456', '9800000001', '+91 98000', ''])
+  : wild(g)
+
+function retailerRow (g: G, earlier: unknown[]): unknown {
+  if (coin(g, 4)) return wild(g)
+  // Often the same retailer again, for another seller (or the same one): the rows must agree.
+  const base = earlier.length > 0 && coin(g, 30) ? earlier[g(fc.nat, earlier.length - 1)] : undefined
+  if (base !== null && typeof base === 'object' && !Array.isArray(base)) {
+    const again: Record<string, unknown> = { ...base, companyId: companyId(g) }
+    if (coin(g, 20)) again.name = pick(g, ['Other', 'Rao'])
+    return again
+  }
+  const row: Record<string, unknown> = {
+    id: coin(g, 85) ? g(fc.integer, { min: 1, max: 15 }) : wild(g),
+    companyId: companyId(g),
+    name: coin(g, 80) ? pick(g, ['Rao', 'Kirana ☃', 'Other']) : wild(g),
+    firstName: coin(g, 80) ? pick(g, [null, 'Asha', '']) : wild(g),
+    lastName: coin(g, 80) ? pick(g, [null, 'Rao']) : wild(g),
+    phone: phone(g),
+    whatsapp: phone(g),
+    shops: coin(g, 5)
+      ? wild(g)
+      : Array.from({ length: g(fc.nat, 3) }, () => coin(g, 5)
+        ? wild(g)
+        : {
+            id: coin(g, 85) ? g(fc.integer, { min: 1, max: 40 }) : wild(g),
+            shopName: coin(g, 80) ? pick(g, ['a', 'b', 'Main']) : wild(g)
+          })
+  }
+  for (const key of Object.keys(row)) if (coin(g, 3)) delete row[key]
   return row
 }
 
@@ -106,3 +141,37 @@ t.test('fuzzed platform bodies: never a 5xx, every answer by the per-row rules, 
   const [{ n }] = await database.sql`select count(*)::int as n from points_ledger`
   t.ok(n > 0, `the fuzz reached the writes (${n} ledger entries, ${requests} requests)`)
 })
+
+t.test('fuzzed retailer bodies: never a 5xx, every answer by the per-row rules, every shop link beside its retailer\'s',
+  async (t) => {
+    const { app, database } = await build(t)
+    const key = await platformKey(database)
+    const base = await listen(app)
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+    const sellers = Array.from({ length: 8 }, (_, i) => ({
+      companyId: i + 1, name: `S${i + 1}`, status: 'ACTIVE', takeRate: 0, autoRejectEnabled: false, stores: []
+    }))
+    const made = await send(base, { method: 'PUT', path: PLATFORM_SELLERS_PATH, headers, body: JSON.stringify(sellers) })
+    t.equal(made.json?.data?.inserted, 8, 'companyIds 1 to 8 are sellers, 9 to 12 are not')
+    let requests = 0
+    await fc.assert(fc.asyncProperty(fc.gen(), async (g) => {
+      const rows: unknown[] = []
+      const length = g(fc.integer, { min: 1, max: 12 })
+      while (rows.length < length) rows.push(retailerRow(g, rows))
+      let body = JSON.stringify(rows)
+      if (coin(g, 4)) body = pick(g, ['{}', '[]', 'null', '[', '"rows"', JSON.stringify({ rows }), body.slice(0, -1)])
+      const res = await send(base, { method: 'PUT', path: PLATFORM_RETAILERS_PATH, headers, body })
+      requests++
+      const problem = responseProblem(res) ?? (res.status === 200 || res.status === 400 ? null : `status ${res.status}`) ??
+        rowsProblem(res.status, res.json, rows.length) ??
+        (res.status === 400 && res.json?.data !== undefined ? 'a 400 with data' : null)
+      if (problem) throw new Error(`${problem}\nbody: ${body.slice(0, 500)}`)
+    }), { seed: fuzzSeed(4409), numRuns: fuzzRuns(1500), endOnFailure: true })
+    // What the route keeps true whatever it is sent: a seller linked to a shop is linked to its retailer.
+    const orphans = await database.sql`select l.seller_id, l.shop_id from seller_shops l join shops s on s.id = l.shop_id
+      where not exists (select 1 from seller_retailers r where r.seller_id = l.seller_id and r.retailer_id = s.retailer_id)`
+    t.same(orphans, [], 'every shop link has its retailer\'s link')
+    const [{ links, sellersLinked }] = await database.sql`select count(*)::int as links,
+      count(distinct seller_id)::int as "sellersLinked" from seller_retailers`
+    t.ok(links > 0 && sellersLinked > 1, `the fuzz reached the writes (${links} links, ${requests} requests)`)
+  })

@@ -19,7 +19,7 @@ const DAY = '2026-11-25'
 const PLACED_AT = `${DAY}T09:30:00.123456+05:30`
 
 async function setup (t: Parameters<typeof build>[0], env: Record<string, string> = {}) {
-  const ctx = await build(t, { env: { AUTO_REJECT_AFTER_MS: '3600000', ...env } })
+  const ctx = await build(t, { AUTO_REJECT_AFTER_MS: '3600000', ...env })
   const { app, database } = ctx
   const key = await platformKey(database)
   const call = (method: 'PUT' | 'POST', url: string, body: unknown, headers: Record<string, string> = {}) =>

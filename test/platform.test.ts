@@ -8,7 +8,8 @@ import { PlatformRowErrors as E } from '../src/platform/texts.js'
 /*
  * PUT /v2/platform/sellers and POST /v2/platform/sellers/points (spec/platform.md): the per-row results,
  * every refusal's text and code, a re-send that changes nothing, the points ledger equal to the balance,
- * racing re-sends, and the platform key kept apart from the seller credentials in both directions.
+ * racing re-sends, and the platform key kept apart from the seller credentials in both directions (for
+ * every platform route: PUT /v2/platform/retailers has its own file, platform-retailers.test.ts).
  */
 
 const seller = (companyId: number, extra: Record<string, unknown> = {}) => ({
@@ -261,9 +262,16 @@ t.test('BOLA: the platform key and the seller credentials never cross', async (t
   t.equal(missing.statusCode, 401)
   const unauthorized = missing.body
 
-  const platformRoutes = [restEndpoints.platformSellers, restEndpoints.platformPoints]
-  for (const endpoint of platformRoutes) {
-    const payload = endpoint === restEndpoints.platformSellers ? [seller(1)] : [{ companyId: sellerId, amount: 5, reference: 'X' }]
+  const payloads = new Map<unknown, unknown[]>([
+    [restEndpoints.platformSellers, [seller(1)]],
+    [restEndpoints.platformPoints, [{ companyId: sellerId, amount: 5, reference: 'X' }]],
+    [restEndpoints.platformRetailers, [{
+      id: 1, companyId: sellerId, name: 'R', firstName: null, lastName: null, phone: null, whatsapp: null, shops: []
+    }]]
+  ])
+  // Every platform route of the contract; one without a valid request here still gets a body (auth comes first).
+  for (const endpoint of Object.values(restEndpoints).filter((e) => e.path.startsWith('/v2/platform/'))) {
+    const payload = payloads.get(endpoint) ?? [{}]
     const bearers = [...Object.values(sellerKeys), otherEnvironment, revoked, `${key}x`, 'oxs_test_pk_']
     for (const bearer of bearers) {
       for (const headers of [{ authorization: `Bearer ${bearer}` }, { 'x-api-key': bearer }]) {
@@ -273,7 +281,9 @@ t.test('BOLA: the platform key and the seller credentials never cross', async (t
       }
     }
   }
-  t.equal((await database.sql`select count(*)::int as n from points_ledger`)[0].n, 0, 'nothing was written')
+  const [written] = await database.sql`select (select count(*)::int from points_ledger) as points,
+    (select count(*)::int from retailers) as retailers, (select count(*)::int from seller_retailers) as links`
+  t.same(written, { points: 0, retailers: 0, links: 0 }, 'nothing was written')
 
   // Every seller route, every way a seller credential is presented, refuses the platform key.
   const sellerRoutes: Array<{ method: InjectOptions['method'], url: string, payload: unknown }> = [

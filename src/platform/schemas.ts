@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_ID, MAX_PLATFORM_ROWS, MAX_STORES_PER_SELLER, TEXT_MAX_LENGTH } from './texts.js'
+import {
+  MAX_ID, MAX_PLATFORM_ROWS, MAX_SHOPS_PER_RETAILER, MAX_STORES_PER_SELLER, PHONE_PATTERN, TEXT_MAX_LENGTH
+} from './texts.js'
 
 /*
  * TypeBox schemas of the platform routes (spec/platform.md): the rows, the request arrays and the one
@@ -41,6 +43,34 @@ export const PlatformPointsSchema = Type.Object({
 }, { title: 'PlatformPoints', description: 'A ledger entry of a seller\'s points, keyed by (companyId, reference)' })
 export type PlatformPoints = Static<typeof PlatformPointsSchema>
 
+// PUT /v2/platform/retailers
+export const PlatformShopSchema = Type.Object({
+  id: Id,
+  shopName: Text
+}, { title: 'PlatformShop', description: 'A shop of the retailer, by the marketplace\'s id: added or renamed, never removed' })
+
+const Phone = Type.Union([Type.String({ pattern: PHONE_PATTERN.source, minLength: 7, maxLength: 20 }), Type.Null()], {
+  description: '"+" and 6 to 19 digits, or null'
+})
+
+export const PlatformRetailerSchema = Type.Object({
+  id: Id,
+  companyId: Type.Integer({
+    minimum: 1, maximum: MAX_ID, description: 'The seller the retailer is linked to; another companyId links it to that seller too'
+  }),
+  name: Text,
+  firstName: Type.Union([Text, Type.Null()]),
+  lastName: Type.Union([Text, Type.Null()]),
+  phone: Phone,
+  whatsapp: Phone,
+  shops: Type.Array(PlatformShopSchema, { maxItems: MAX_SHOPS_PER_RETAILER })
+}, {
+  title: 'PlatformRetailer',
+  description: 'A retailer (a buyer of the marketplace) and its shops, keyed by id, and its link to the seller companyId. ' +
+    'Every field is required; firstName, lastName, phone and whatsapp may be null'
+})
+export type PlatformRetailer = Static<typeof PlatformRetailerSchema>
+
 const rowsOf = <T extends ReturnType<typeof Type.Object>>(row: T, title: string, description: string) =>
   Type.Array(row, { title, description, minItems: 1, maxItems: MAX_PLATFORM_ROWS })
 
@@ -48,11 +78,14 @@ export const PlatformSellersRequestSchema = rowsOf(PlatformSellerSchema, 'Platfo
   `1 to ${MAX_PLATFORM_ROWS} seller rows; each is checked on its own and a bad row is reported by index`)
 export const PlatformPointsRequestSchema = rowsOf(PlatformPointsSchema, 'PlatformPointsRequest',
   `1 to ${MAX_PLATFORM_ROWS} points rows; each is checked on its own and a bad row is reported by index`)
+export const PlatformRetailersRequestSchema = rowsOf(PlatformRetailerSchema, 'PlatformRetailersRequest',
+  `1 to ${MAX_PLATFORM_ROWS} retailer rows; each is checked on its own and a bad row is reported by index`)
 
 export const PlatformRowErrorSchema = Type.Object({
   index: Type.Integer({ minimum: 0, description: 'Position of the row in the request array, from 0' }),
   id: Type.Union([Type.Integer(), Type.String(), Type.Null()], {
-    description: 'The row\'s own id when it has a usable one (a seller\'s companyId, a points row\'s reference), else null'
+    description: 'The row\'s own id when it has a usable one (a seller\'s companyId, a points row\'s reference, a retailer\'s id), ' +
+      'else null'
   }),
   error: Type.String({ description: 'Every broken field of the row, one sentence each, naming the field' }),
   code: Type.String({ description: 'The first problem\'s code (README "Error codes")' })

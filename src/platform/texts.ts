@@ -17,10 +17,19 @@ export const MAX_STORES_PER_SELLER = 1000
 export const MAX_ID = 2_147_483_647
 /** The largest points balance numeric(14,2) holds, in hundredths. */
 export const MAX_BALANCE_CENTS = 99_999_999_999_999n
+// PUT /v2/platform/retailers
+/** Shops listed in one retailer row. */
+export const MAX_SHOPS_PER_RETAILER = 1000
+/**
+ * A phone or WhatsApp number in international form: "+" and 6 to 19 digits (7 to 20 characters), nothing
+ * else, so a seller and the messaging transports read one spelling of a number ("+919800000001").
+ */
+export const PHONE_PATTERN = /^\+[0-9]{6,19}$/
 
 export const PlatformText = {
   sellersUpserted: 'Sellers upserted',
   pointsRecorded: 'Points recorded',
+  retailersUpserted: 'Retailers upserted',
   notAnArray: (what: string) => `Request body must be a non-empty JSON array of ${what}`,
   tooManyRows: (got: number) => `Too many rows: at most ${MAX_PLATFORM_ROWS} per request, got ${got}`
 } as const
@@ -62,7 +71,25 @@ export const PlatformRowErrors = itemErrors({
   belowZero: ['POINTS_BELOW_ZERO', (amount: string, balance: string) =>
     `amount ${amount} would take the seller's points balance below zero (balance ${balance})`],
   tooLarge: ['POINTS_BALANCE_TOO_LARGE', (amount: string, balance: string) =>
-    `amount ${amount} would take the seller's points balance past 999999999999.99 (balance ${balance})`]
+    `amount ${amount} would take the seller's points balance past 999999999999.99 (balance ${balance})`],
+  // PUT /v2/platform/retailers
+  retailerId: ['INVALID_RETAILER_ID', `id must be ${idRule}`],
+  nullableName: ['INVALID_NAME', (field: string) => `${field} must be null or ${textRule}`],
+  phone: ['INVALID_PHONE',
+    (field: string) => `${field} must be null or "+" followed by 6 to 19 digits (7 to 20 characters, e.g. "+919800000001")`],
+  shops: ['INVALID_SHOPS', `shops must be an array of at most ${MAX_SHOPS_PER_RETAILER} objects {id, shopName}`],
+  shop: ['INVALID_SHOPS', (i: number) => `shops[${i}] must be a JSON object {id, shopName}`],
+  shopId: ['INVALID_SHOP_ID', (i: number) => `shops[${i}].id must be ${idRule}`],
+  shopIdTwiceInRow: ['DUPLICATE_SHOP_ID', (i: number, id: number) => `shops[${i}].id ${id} appears twice in this row`],
+  shopIdTwiceInRequest: ['DUPLICATE_SHOP_ID', (i: number, id: number, index: number) =>
+    `shops[${i}].id ${id} already appears under another retailer in the row at index ${index}`],
+  retailerLinkTwice: ['DUPLICATE_RETAILER', (id: number, companyId: number, index: number) =>
+    `id ${id} with companyId ${companyId} already appears in the row at index ${index}`],
+  retailerMismatch: ['RETAILER_MISMATCH', (id: number, index: number, fields: string) =>
+    `id ${id} already appears in the row at index ${index} with another ${fields}: ` +
+    'the rows of one retailer must agree on name, firstName, lastName, phone, whatsapp and shops'],
+  shopOfAnotherRetailer: ['SHOP_OF_ANOTHER_RETAILER',
+    (i: number, id: number) => `shops[${i}].id ${id} belongs to another retailer`]
 })
 export type PlatformRowErrorCode = CodeOf<typeof PlatformRowErrors>
 export type PlatformRowError = ItemError<PlatformRowErrorCode>

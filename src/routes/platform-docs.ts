@@ -1,7 +1,7 @@
 import type { Config } from '../config.js'
 import { badRequest, RequestError } from '../errors.js'
 import { PlatformRowErrors as E, PlatformCode, PlatformText, MAX_PLATFORM_ROWS } from '../platform/texts.js'
-import type { PlatformPoints, PlatformSeller } from '../platform/schemas.js'
+import type { PlatformBatchData, PlatformPoints, PlatformRetailer, PlatformSeller } from '../platform/schemas.js'
 import { success } from '../rest-envelope.js'
 import type { PlatformBatchResponse } from './rest-contract.js'
 import { commonResponses, failureExample, type EndpointDoc, type ResponseDoc } from './rest-docs.js'
@@ -44,7 +44,9 @@ export function platformResponses (config: Config, what: string, processed: Plat
 export const rowError = (index: number, id: number | string | null, { code, text }: { code: string, text: string }) =>
   ({ index, id, error: text, code })
 
-export function platformDocs (config: Config): { platformSellers: EndpointDoc, platformPoints: EndpointDoc } {
+export function platformDocs (config: Config): {
+  platformSellers: EndpointDoc, platformPoints: EndpointDoc, platformRetailers: EndpointDoc
+} {
   const sellers: PlatformSeller[] = [
     {
       companyId: 101,
@@ -94,6 +96,45 @@ export function platformDocs (config: Config): { platformSellers: EndpointDoc, p
       responses: platformResponses(config, 'points rows',
         success(PlatformText.pointsRecorded, batch(1, 0, 0, [rowError(1, 'ADJ-2024-0007', E.belowZero('-120.50', '0.00'))])),
         success(PlatformText.pointsRecorded, batch(0, 0, 2, [])))
-    }
+    },
+    platformRetailers: retailersDoc(config, batch)
+  }
+}
+
+// PUT /v2/platform/retailers
+type Batch = (inserted: number, updated: number, unchanged: number,
+  errors: ReturnType<typeof rowError>[]) => PlatformBatchData
+
+function retailersDoc (config: Config, batch: Batch): EndpointDoc {
+  const asha = { id: 5001, name: 'Rao Kirana Stores', firstName: 'Asha', lastName: 'Rao', phone: '+919800000001' }
+  const retailers: PlatformRetailer[] = [
+    { ...asha, companyId: 101, whatsapp: '+919800000001', shops: [{ id: 7001, shopName: 'Rao Kirana, MG Road' }] },
+    { ...asha, companyId: 102, whatsapp: '+919800000001', shops: [{ id: 7001, shopName: 'Rao Kirana, MG Road' }] },
+    {
+      id: 5002, companyId: 101, name: 'Bharat Traders', firstName: null, lastName: null, phone: null, whatsapp: null, shops: []
+    },
+    { id: 5003, companyId: 103, name: 'Not yet a buyer', firstName: null, lastName: null, phone: null, whatsapp: null, shops: [] }
+  ]
+  // What this very batch is answered (company 103 is no seller), and again when re-sent.
+  const unknownSeller = rowError(3, 5003, E.sellerNotFound(103))
+  return {
+    operationId: 'upsertPlatformRetailers',
+    summary: 'Create or update retailers and their shops, and link them to sellers',
+    description: `1 to ${MAX_PLATFORM_ROWS} rows keyed by id, each stating the whole retailer (firstName, lastName, phone ` +
+      'and whatsapp may be null) and linking it and the row\'s shops to the seller companyId; a row of the same retailer ' +
+      'for another companyId links it to that seller too, and must state the same retailer. Shops are keyed by their id ' +
+      'and added or renamed, never removed. A new link has no sync ID; an existing link (and the sync ID its seller gave ' +
+      'it) is never changed. A row equal to what is stored is unchanged and writes nothing. Platform key only.',
+    tag: 'Platform',
+    security: 'platformKeyBearer',
+    requestExamples: {
+      retailers: {
+        summary: 'One retailer linked to two sellers, one with no contact details and no shops, one for an unknown seller',
+        value: retailers
+      }
+    },
+    responses: platformResponses(config, 'retailer rows',
+      success(PlatformText.retailersUpserted, batch(2, 1, 0, [unknownSeller])),
+      success(PlatformText.retailersUpserted, batch(0, 0, 3, [unknownSeller])))
   }
 }

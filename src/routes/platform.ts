@@ -7,6 +7,7 @@ import { placeOrders } from '../platform/place-orders.js'
 import type { PlatformBatchData } from '../platform/schemas.js'
 import { MAX_PLATFORM_ROWS, PlatformCode, PlatformText } from '../platform/texts.js'
 import { upsertSellers } from '../platform/upsert-sellers.js'
+import { upsertRetailers } from '../platform/upsert-retailers.js'
 import { withIdempotency } from '../plugins/idempotency.js'
 import { success } from '../rest-envelope.js'
 import { updateOrderStatuses } from '../status-update/update-batch.js'
@@ -58,6 +59,8 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
     (rows, idempotency) => upsertSellers(db, rows, { idempotency }))
   route(restEndpoints.platformPoints, 'points rows', PlatformText.pointsRecorded,
     (rows, idempotency) => addPoints(db, rows, { idempotency }))
+  route(restEndpoints.platformRetailers, 'retailer rows', PlatformText.retailersUpserted,
+    (rows, idempotency) => upsertRetailers(db, rows, { idempotency }))
   route(restEndpoints.platformOrders, 'order rows', OrderText.placed, (rows, idempotency, request) =>
     placeOrders(db, rows, {
       idempotency,

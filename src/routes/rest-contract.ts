@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import {
-  PlatformBatchDataSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema
+  PlatformBatchDataSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema,
+  PlatformRetailersRequestSchema
 } from '../platform/schemas.js'
 import { PlatformOrdersRequestSchema } from '../platform/order-schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
@@ -23,6 +24,7 @@ export const PLATFORM_SELLERS_PATH = '/v2/platform/sellers'
 export const PLATFORM_POINTS_PATH = '/v2/platform/sellers/points'
 export const PLATFORM_ORDERS_PATH = '/v2/platform/orders'
 export const PLATFORM_ORDER_STATUS_PATH = '/v2/platform/orders/update-status'
+export const PLATFORM_RETAILERS_PATH = '/v2/platform/retailers'
 
 export const StatusUpdateRequestSchema = Type.Object({
   order_status: Type.Array(StatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
@@ -128,6 +130,12 @@ export const restEndpoints = {
       400: Type.Union([StatusUpdateInvalidStatusResponseSchema, RequestFailureSchema]),
       ...requestFailures
     }
+  },
+  platformRetailers: {
+    method: 'PUT',
+    path: PLATFORM_RETAILERS_PATH,
+    request: PlatformRetailersRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
   }
 } satisfies Record<string, Endpoint>
 

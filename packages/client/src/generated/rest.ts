@@ -21,6 +21,13 @@ export type PlatformSellersRequest = PlatformSeller[]
  * @maxItems 1000
  */
 export type PlatformPointsRequest = PlatformPoints[]
+/**
+ * 1 to 1000 retailer rows; each is checked on its own and a bad row is reported by index
+ *
+ * @minItems 1
+ * @maxItems 1000
+ */
+export type PlatformRetailersRequest = PlatformRetailer[]
 
 /**
  * Every named type of the REST contract
@@ -41,6 +48,9 @@ export interface RestContract {
   PlatformSellersRequest: PlatformSellersRequest
   PlatformPoints: PlatformPoints
   PlatformPointsRequest: PlatformPointsRequest
+  PlatformShop: PlatformShop
+  PlatformRetailer: PlatformRetailer
+  PlatformRetailersRequest: PlatformRetailersRequest
   PlatformRowError: PlatformRowError
   PlatformBatchData: PlatformBatchData
   PlatformBatchResponse: PlatformBatchResponse
@@ -256,13 +266,45 @@ export interface PlatformPoints {
    */
   reference: string
 }
+/**
+ * A shop of the retailer, by the marketplace's id: added or renamed, never removed
+ */
+export interface PlatformShop {
+  id: number
+  shopName: string
+}
+/**
+ * A retailer (a buyer of the marketplace) and its shops, keyed by id, and its link to the seller companyId. Every field is required; firstName, lastName, phone and whatsapp may be null
+ */
+export interface PlatformRetailer {
+  id: number
+  /**
+   * The seller the retailer is linked to; another companyId links it to that seller too
+   */
+  companyId: number
+  name: string
+  firstName: string | null
+  lastName: string | null
+  /**
+   * "+" and 6 to 19 digits, or null
+   */
+  phone: string | null
+  /**
+   * "+" and 6 to 19 digits, or null
+   */
+  whatsapp: string | null
+  /**
+   * @maxItems 1000
+   */
+  shops: PlatformShop[]
+}
 export interface PlatformRowError {
   /**
    * Position of the row in the request array, from 0
    */
   index: number
   /**
-   * The row's own id when it has a usable one (a seller's companyId, a points row's reference), else null
+   * The row's own id when it has a usable one (a seller's companyId, a points row's reference, a retailer's id), else null
    */
   id: number | string | null
   /**

@@ -1,0 +1,43 @@
+import { sql, type SQL } from 'drizzle-orm'
+import type { Tx } from '../db/client.js'
+
+/*
+ * SQL pieces every platform write shares: a batch's rows as one json parameter (json_to_recordset, one
+ * statement whatever the number of rows), advisory locks on keys that may not exist yet, and the id
+ * sequences moved past the marketplace's ids.
+ */
+
+export const json = (rows: unknown[]): SQL => sql`${JSON.stringify(rows)}::json`
+export const intArray = (ids: number[]): SQL => sql`${sql.param(ids)}::int[]`
+
+/**
+ * The advisory lock namespaces of the marketplace's records, one per kind of id (a companyId, a store id, a
+ * retailer id or a shop id may not exist yet, so there is no row to lock). All live here because the locks
+ * of every platform batch are taken in one global order, (space, id) ascending: two batches of different
+ * routes that share some keys (a sellers batch and a retailers batch naming one companyId) take turns
+ * instead of deadlocking.
+ */
+export const KeySpace = {
+  seller: 0x5e11e5,
+  store: 0x5707e5,
+  retailer: 0x7e7a11,
+  shop: 0x5409
+} as const
+
+/** Transaction-scoped advisory locks on every (space, id) of a batch, in the global order, in one statement. */
+export async function lockKeys (tx: Tx, keys: Array<{ space: number, ids: number[] }>): Promise<void> {
+  const parts = keys.filter((k) => k.ids.length > 0)
+    .map((k) => sql`select ${k.space}::int as space, id from unnest(${intArray(k.ids)}) as id`)
+  if (parts.length === 0) return
+  await tx.execute(sql`select count(pg_advisory_xact_lock(k.space, k.id)) from (
+    ${sql.join(parts, sql` union all `)} order by 1, 2) k`)
+}
+
+export type SequencedTable = 'sellers' | 'stores' | 'retailers' | 'shops'
+
+/** The ids are the marketplace's; a row made without one (the demo seed) must never draw one of them. */
+export async function advanceSequence (tx: Tx, table: SequencedTable): Promise<void> {
+  await tx.execute(sql`select setval(pg_get_serial_sequence(${table}, 'id'), m.id)
+    from (select max(id) as id from ${sql.identifier(table)}) m
+    where m.id > (select last_value from ${sql.identifier(`${table}_id_seq`)})`)
+}
