@@ -34,6 +34,11 @@ export interface PlaceOptions {
   /** The platform key that places (order_status_history.credential_id). */
   credentialId: number | null
   autoRejectAfterMs: number
+  /**
+   * The demo seed only (src/seed/seed.ts): its orders are history, placed days or weeks ago, so they are
+   * recorded as the seed's and not announced to the seller again. The routes never set these.
+   */
+  seed?: boolean
 }
 
 export async function placeOrders (
@@ -44,8 +49,11 @@ export async function placeOrders (
     for (let attempt = 1; ; attempt++) {
       const plan = planOrders(valid, await readOrdersState(tx, rows))
       try {
-        await tx.transaction((savepoint) => applyPlacements(savepoint, plan.placements,
-          { credentialId: options.credentialId, source: 'platform' }, options.autoRejectAfterMs))
+        const source = options.seed === true ? 'seed' as const : 'platform' as const
+        const placer = { credentialId: options.credentialId, source }
+        const announce = options.seed !== true
+        await tx.transaction((savepoint) =>
+          applyPlacements(savepoint, plan.placements, placer, options.autoRejectAfterMs, { announce }))
         return plan.outcomes
       } catch (err) {
         if (attempt >= ATTEMPTS || !isRace(err)) throw err

@@ -63,7 +63,8 @@ export interface Placer { credentialId: number | null, source: 'platform' | 'see
 const json = (rows: unknown[]): SQL => sql`${JSON.stringify(rows)}::json`
 
 export async function applyPlacements (
-  tx: Tx, placements: Placement[], placer: Placer, autoRejectAfterMs: number
+  tx: Tx, placements: Placement[], placer: Placer, autoRejectAfterMs: number,
+  options: { announce: boolean } = { announce: true }
 ): Promise<void> {
   if (placements.length === 0) return
   // Inserted in id order: two batches racing on the same ids wait on each other in one order.
@@ -79,7 +80,7 @@ export async function applyPlacements (
     // The seller's clock starts when the order reaches it: an order imported with an old placedAt is not
     // rejected at once for having waited before it existed here.
     scheduleAutoRejections(tx, { ids }, autoRejectAfterMs, 'from-now'),
-    enqueueNotifications(tx, notifications(sorted)),
+    enqueueNotifications(tx, options.announce ? notifications(sorted) : []),
     // The ids are the marketplace's; an order made without one (the demo seed) must never draw one of them.
     advanceSequence(tx, 'orders'),
     advanceSequence(tx, 'order_items')
