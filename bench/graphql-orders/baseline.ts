@@ -5,6 +5,7 @@ import type { BenchDb as Database } from '../lib/database.js'
  * The baseline: a bare Fastify route, no GraphQL, no auth, that answers the same page (every field of
  * 2.1–2.7) from one hand-written SQL statement building the JSON with json_agg. What the service costs
  * beyond this is the price of GraphQL (parsing, validation, execution), auth and the flexible selection.
+ * Sync IDs are the order's seller's own (migration 0009): seller_retailers / seller_shops by their primary keys.
  */
 
 const iso = (c: string) => `to_char(${c} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
@@ -42,16 +43,20 @@ select
     'orderId', o.id::text, 'orderNumber', o.order_number, 'serviceOrderNumber', o.service_order_number, 'orderStatus', o.status,
     'deliveryType', o.delivery_type, 'companyId', o.seller_id, 'storeId', o.store_id, 'retailerName', o.retailer_name,
     'retailer', json_build_object('id', r.id, 'name', r.name, 'firstName', r.first_name, 'lastName', r.last_name, 'phone', r.phone,
-      'whatsapp', r.whatsapp, 'syncId', r.sync_id),
+      'whatsapp', r.whatsapp, 'syncId', rl.sync_id),
     'isActionable', o.is_actionable, 'currencyCode', o.currency_code, 'orderTotal', o.order_total, 'orderTotalFinal', o.order_total_final,
     'orderTaxAmount', o.order_tax_amount, 'orderCessAmount', o.order_cess_amount, 'appliedPoints', o.applied_points,
     'totalExtraCharges', o.total_extra_charges, 'roundOff', o.round_off, 'totalItemsInOrder', o.total_items_in_order, 'isDeleted', o.is_deleted,
-    'shop', case when s.id is null then null else json_build_object('id', s.id, 'syncId', s.sync_id, 'retailerSyncId', sr.sync_id, 'shopName', s.shop_name) end,
+    'shop', case when s.id is null then null else json_build_object('id', s.id, 'syncId', sl.sync_id, 'retailerSyncId', srl.sync_id, 'shopName', s.shop_name) end,
     'orderItems', coalesce(li.j, '[]'::json),
     'createdAt', ${iso('o.created_at')}, 'updatedAt', ${iso('o.updated_at')}
   ) order by p.created_at, p.id)
   from picked p join orders o on o.id = p.id join retailers r on r.id = o.retailer_id
-  left join shops s on s.id = o.shop_id left join retailers sr on sr.id = s.retailer_id left join lines li on li.order_id = o.id), '[]'::json) as nodes`
+  left join seller_retailers rl on rl.seller_id = o.seller_id and rl.retailer_id = o.retailer_id
+  left join shops s on s.id = o.shop_id
+  left join seller_shops sl on sl.seller_id = o.seller_id and sl.shop_id = s.id
+  left join seller_retailers srl on srl.seller_id = o.seller_id and srl.retailer_id = s.retailer_id
+  left join lines li on li.order_id = o.id), '[]'::json) as nodes`
 
 interface PageBody { sellerId: number, page?: number, limit?: number, fromDate?: string, toDate?: string }
 

@@ -5,6 +5,8 @@ import type { BenchDb as Database } from '../lib/database.js'
 import databasePlugin from '../../src/plugins/database.js'
 import errorHandlerPlugin from '../../src/plugins/error-handler.js'
 import authPlugin from '../../src/plugins/auth.js'
+import metricsPlugin from '../../src/plugins/metrics.js'
+import { createMetrics } from '../../src/metrics.js'
 import { mercuriusOptions, registerGraphql } from '../../src/graphql/plugin.js'
 import { parseOrderListInput } from '../../src/orders/order-list-input.js'
 
@@ -90,6 +92,7 @@ const loadersPlugin = (bench: Database): FastifyPluginAsync => async (app) => {
             createdAt: o.created_iso,
             updatedAt: o.updated_iso,
             id: o.id,
+            seller_id: o.seller_id,
             retailer_id: o.retailer_id,
             shop_id: o.shop_id
           }))
@@ -100,10 +103,36 @@ const loadersPlugin = (bench: Database): FastifyPluginAsync => async (app) => {
   }
   const loaders: MercuriusLoaders = {
     Order: {
-      retailer: byKey(database, 'retailers', 'id', 'retailer_id', (r) => ({ id: r.id, name: r.name, firstName: r.first_name, lastName: r.last_name, phone: r.phone, whatsapp: r.whatsapp, syncId: r.sync_id }), false),
+      // Sync IDs are the order's seller's own (migration 0009): its links in seller_retailers / seller_shops.
+      // A request reads one seller's orders, so one seller per batch.
+      retailer: async (queries) => {
+        const ids = [...new Set(queries.map((q) => q.obj.retailer_id))]
+        const seller = queries[0]?.obj.seller_id
+        const rows = ids.length === 0
+          ? []
+          : await database().sql`select r.*, rl.sync_id from retailers r
+            left join seller_retailers rl on rl.seller_id = ${seller as number} and rl.retailer_id = r.id
+            where r.id = any(${ids as number[]})`
+        const byId = new Map(rows.map((r) => [r.id, {
+          id: r.id,
+          name: r.name,
+          firstName: r.first_name,
+          lastName: r.last_name,
+          phone: r.phone,
+          whatsapp: r.whatsapp,
+          syncId: r.sync_id
+        }]))
+        return queries.map((q) => byId.get(q.obj.retailer_id) ?? null)
+      },
       shop: async (queries) => {
         const ids = [...new Set(queries.map((q) => q.obj.shop_id).filter((k) => k !== null))]
-        const rows = ids.length === 0 ? [] : await database().sql`select s.*, r.sync_id as retailer_sync_id from shops s join retailers r on r.id = s.retailer_id where s.id = any(${ids})`
+        const seller = queries[0]?.obj.seller_id
+        const rows = ids.length === 0
+          ? []
+          : await database().sql`select s.*, sl.sync_id, srl.sync_id as retailer_sync_id from shops s
+            left join seller_shops sl on sl.seller_id = ${seller as number} and sl.shop_id = s.id
+            left join seller_retailers srl on srl.seller_id = ${seller as number} and srl.retailer_id = s.retailer_id
+            where s.id = any(${ids as number[]})`
         const byId = new Map(rows.map((s) => [
           s.id, { id: s.id, syncId: s.sync_id, retailerSyncId: s.retailer_sync_id, shopName: s.shop_name }
         ]))
@@ -130,6 +159,8 @@ export async function buildLoadersApp (config: Config, database: Database): Prom
   const app = Fastify({ logger: { level: 'error' } })
   await app.register(databasePlugin, { config, database })
   await app.register(errorHandlerPlugin)
+  // The GraphQL context counts each read by database (src/graphql/context.ts), as in buildApp.
+  await app.register(metricsPlugin, { metrics: createMetrics() })
   await app.register(authPlugin)
   await app.register(loadersPlugin(database))
   return app

@@ -114,12 +114,18 @@ async function stop (server: Server): Promise<void> {
   await exited
 }
 
-/** The selection of spec 2.1–2.7 in PostGraphile's names (its inflection of the same tables). */
+/**
+ * The selection of spec 2.1–2.7 in PostGraphile's names (its inflection of the same tables). The sync IDs
+ * are the seller's own (migration 0009): the retailer's and the shop's link to the seller, a connection
+ * of seller_retailers / seller_shops filtered on the seller (one node, or none when the seller has no link).
+ */
 const PGL_SELECTION = `totalCount pageInfo { hasNextPage } nodes {
   rowId orderNumber serviceOrderNumber status deliveryType sellerId storeId retailerName isActionable currencyCode
   orderTotal orderTotalFinal orderTaxAmount orderCessAmount appliedPoints totalExtraCharges roundOff totalItemsInOrder isDeleted createdAt updatedAt
-  retailerByRetailerId { rowId name firstName lastName phone whatsapp syncId }
-  shopByShopId { rowId syncId shopName retailerByRetailerId { syncId } }
+  retailerByRetailerId { rowId name firstName lastName phone whatsapp
+    sellerRetailersByRetailerId(condition: {sellerId: ${SELLER}}) { nodes { syncId } } }
+  shopByShopId { rowId shopName sellerShopsByShopId(condition: {sellerId: ${SELLER}}) { nodes { syncId } }
+    retailerByRetailerId { sellerRetailersByRetailerId(condition: {sellerId: ${SELLER}}) { nodes { syncId } } } }
   orderItemsByOrderId(orderBy: ROW_ID_ASC) { nodes { rowId skuId quantity
     offerByOfferId { rowId offerSyncId finalPriceWithTax }
     itemByItemId { rowId itemName itemSyncId }
@@ -182,31 +188,55 @@ type ServiceOrders = {
   nodes: Array<{
     orderId: string
     orderTotal: number
+    retailer: { id: number, syncId: string | null }
+    shop: { id: number, syncId: string | null, retailerSyncId: string | null } | null
     orderItems: Array<{ id: string, sku: { offers: Array<{ id: number }> } }>
   }>
 }
+/** A seller's link to a retailer or a shop as PostGraphile lists it: the condition leaves one node, or none. */
+type PglLinks = { nodes: Array<{ syncId: string | null }> }
 type PglOrders = {
   totalCount: number
   pageInfo: { hasNextPage: boolean }
   nodes: Array<{
     rowId: string
     orderTotal: string
+    retailerByRetailerId: { rowId: number, sellerRetailersByRetailerId: PglLinks }
+    shopByShopId: {
+      rowId: number, sellerShopsByShopId: PglLinks, retailerByRetailerId: { sellerRetailersByRetailerId: PglLinks }
+    } | null
     orderItemsByOrderId: {
       nodes: Array<{ rowId: string, skusBySkuId: { offersBySkuId: { nodes: Array<{ rowId: number }> } } }>
     }
   }>
 }
 
-/** The orders of a page as ids (orders, their lines, each line's SKU offers) and money, to compare engines. */
+/** The seller's sync ID from its link (none linked: null, as the service answers). */
+function linkSyncId (links: PglLinks): string | null {
+  if (links.nodes.length > 1) throw new Error('PostGraphile: more than one link of the seller')
+  return links.nodes[0]?.syncId ?? null
+}
+
+/**
+ * The orders of a page as ids (orders, their lines, each line's SKU offers), money and the seller's sync IDs
+ * of the retailer, the shop and the shop's retailer, to compare engines.
+ */
 function shapeOf (target: Target, body: string): string {
   if (target === 'postgraphile') {
     const data = (JSON.parse(body) as { data: Record<string, PglOrders> }).data
     const c = Object.values(data)[0]!
     return JSON.stringify([c.totalCount, c.pageInfo.hasNextPage, c.nodes.map((o) => [o.rowId, Number(o.orderTotal),
+      [o.retailerByRetailerId.rowId, linkSyncId(o.retailerByRetailerId.sellerRetailersByRetailerId)],
+      o.shopByShopId === null
+        ? null
+        : [o.shopByShopId.rowId, linkSyncId(o.shopByShopId.sellerShopsByShopId),
+            linkSyncId(o.shopByShopId.retailerByRetailerId.sellerRetailersByRetailerId)],
       o.orderItemsByOrderId.nodes.map((l) => [l.rowId, l.skusBySkuId.offersBySkuId.nodes.map((f) => f.rowId)])])])
   }
   const c = (JSON.parse(body) as { data: { orders: ServiceOrders } }).data.orders
   return JSON.stringify([c.pageInfo.total, c.pageInfo.hasNext, c.nodes.map((o) => [o.orderId, o.orderTotal,
+    [o.retailer.id, o.retailer.syncId],
+    o.shop === null ? null : [o.shop.id, o.shop.syncId, o.shop.retailerSyncId],
     o.orderItems.map((l) => [l.id, l.sku.offers.map((f) => f.id)])])])
 }
 
