@@ -1,12 +1,19 @@
 import { getTableName, sql } from 'drizzle-orm'
 import type { Database, Tx } from '../db/client.js'
 import { insertRows } from '../db/bulk.js'
+import { withSessionLock } from '../db/session-lock.js'
 import {
   dailyDeals, items, offers, orderItems, orders, orderStatusHistory, payoutSchedules, pointsLedger, refunds, retailers,
-  sellerRetailers, sellers, sellerShops, sellingUnits, shops, skus, stores,
+  sellers, sellingUnits, shops, skus, stores,
   type OrderStatus, type PaymentMode, type SellerStatus
 } from '../db/schema.js'
 import { scheduleAutoRejections } from '../effects/enqueue.js'
+import { addPoints } from '../platform/add-points.js'
+import { placeOrders } from '../platform/place-orders.js'
+import type { PlatformBatchData } from '../platform/schemas.js'
+import { MAX_PLATFORM_ROWS } from '../platform/texts.js'
+import { upsertRetailers } from '../platform/upsert-retailers.js'
+import { upsertSellers } from '../platform/upsert-sellers.js'
 import { FIRST_NAMES, LAST_NAMES, LOCALITIES, PRODUCTS, SHOP_WORDS } from './catalogue.js'
 import { Random } from './random.js'
 
@@ -72,8 +79,6 @@ const STATUS_WEIGHTS: Record<OrderStatus, number> = {
 }
 const PAYMENT_WEIGHTS: Record<PaymentMode, number> = { ONLINE_PAID: 35, PREPAID: 25, CASH_ON_DELIVERY: 40 }
 const DAY_MS = 86_400_000
-/** Orders (and what hangs off them) are written in chunks of this many, to keep memory flat. */
-const ORDER_CHUNK = 20_000
 
 /** Paise (integer) to a decimal string: money never passes through a float. */
 export function paise (p: number): string {
@@ -136,10 +141,19 @@ function planSellers (rnd: Random, ids: Ids, orderTotal: number, dealDate: strin
     sellers: [] as Array<typeof sellers.$inferInsert>,
     stores: [] as Array<typeof stores.$inferInsert>,
     ledger: [] as Array<typeof pointsLedger.$inferInsert>,
-    retailers: [] as Array<typeof retailers.$inferInsert>,
-    shops: [] as Array<typeof shops.$inferInsert>,
-    retailerLinks: [] as Array<typeof sellerRetailers.$inferInsert>,
-    shopLinks: [] as Array<typeof sellerShops.$inferInsert>,
+    /** PUT /v2/platform/retailers rows: each retailer linked to its seller with its shop. */
+    retailers: [] as Array<{
+      id: number,
+      companyId: number,
+      name: string,
+      firstName: string,
+      lastName: string,
+      phone: string,
+      whatsapp: string | null,
+      shops: Array<{ id: number, shopName: string }>
+    }>,
+    retailerLinks: [] as Array<{ sellerId: number, retailerId: number, syncId: string | null }>,
+    shopLinks: [] as Array<{ sellerId: number, shopId: number, syncId: string }>,
     items: [] as Array<typeof items.$inferInsert>,
     skus: [] as Array<typeof skus.$inferInsert>,
     offers: [] as Array<typeof offers.$inferInsert>,
@@ -199,14 +213,15 @@ function planSellers (rnd: Random, ids: Ids, orderTotal: number, dealDate: strin
       const phone = `+91${rnd.int(70000, 99999)}${String(rnd.int(0, 99999)).padStart(5, '0')}`
       const shopName = `${last} ${rnd.pick(SHOP_WORDS)}, ${rnd.pick(LOCALITIES)}`
       const syncId = r % 10 < 7 ? `RET-${sellerId}-${String(r + 1).padStart(5, '0')}` : null
-      rows.retailers.push({ id: retailerId, name: `${first} ${last}`, firstName: first, lastName: last, phone, whatsapp: rnd.chance(0.6) ? phone : null })
+      const whatsapp = rnd.chance(0.6) ? phone : null
       rows.retailerLinks.push({ sellerId, retailerId, syncId })
       let shopId: number | null = null
       if (r % 5 !== 4) {
         shopId = ids.shops++
-        rows.shops.push({ id: shopId, retailerId, shopName })
         rows.shopLinks.push({ sellerId, shopId, syncId: `SHOP-${sellerId}-${String(r + 1).padStart(5, '0')}` })
       }
+      const shops = shopId === null ? [] : [{ id: shopId, shopName }]
+      rows.retailers.push({ id: retailerId, companyId: sellerId, name: `${first} ${last}`, firstName: first, lastName: last, phone, whatsapp, shops })
       buyers.push({ retailerId, name: `${first} ${last}`, shopId })
     }
     sellerData.push({ sellerId, plan, storeIds, offers: offerInfos, buyers, orderCount })
@@ -214,26 +229,56 @@ function planSellers (rnd: Random, ids: Ids, orderTotal: number, dealDate: strin
   return { rows, sellerData }
 }
 
-/** One order's rows: the order, its lines, its history, refund and payout. */
-interface OrderRows {
-  orders: Array<typeof orders.$inferInsert>
-  lines: Array<typeof orderItems.$inferInsert>
-  history: Array<typeof orderStatusHistory.$inferInsert>
-  refunds: Array<typeof refunds.$inferInsert>
-  payouts: Array<typeof payoutSchedules.$inferInsert>
+/**
+ * One order as the marketplace would place it (spec/platform.md's row), and what became of it afterwards:
+ * history the API cannot express (a status reached days ago, a soft-delete), written after placement.
+ */
+interface SeededOrder {
+  row: {
+    orderId: string
+    orderNumber: string
+    serviceOrderNumber: string
+    companyId: number
+    storeId: number
+    retailerId: number
+    shopId: number | null
+    deliveryType: string
+    currencyCode: string
+    paymentMode: PaymentMode
+    orderTotal: string
+    orderTotalFinal: string
+    orderTaxAmount: string
+    orderCessAmount: string
+    appliedPoints: string
+    totalExtraCharges: string
+    roundOff: string
+    placedAt: string
+    orderItems: Array<{ id: string, offerId: number, quantity: string, dealId: number | null }>
+  }
+  status: OrderStatus
+  reason: string | null
+  updatedMs: number
+  deleted: boolean
 }
 
-/** Generates one order of a seller into `out`; counts the daily-deal quantity it grabbed. */
-function generateOrder (rnd: Random, ids: Ids, sd: SellerData, anchorMs: number, grabbed: Map<number, number>,
-  out: OrderRows): void {
+/** Generates one order of a seller. A deal line is placed on its deal's day, as the API requires. */
+function generateOrder (rnd: Random, ids: Ids, sd: SellerData, anchorMs: number, dealDate: string): SeededOrder {
   const orderId = ids.orders++
   const buyer = rnd.pick(sd.buyers)
   const shopId = buyer.shopId !== null && rnd.chance(0.85) ? buyer.shopId : null
   const status = rnd.weighted(STATUS_WEIGHTS)
   const payment = rnd.weighted(PAYMENT_WEIGHTS)
-  const createdMs = anchorMs - rnd.int(0, 90 * DAY_MS / 1000) * 1000
+  // One order in ten is from the deal day (the day before the anchor, or its own day so far), the rest
+  // from the 90 days before the anchor.
+  const dealDayStart = Date.parse(`${dealDate}T00:00:00Z`)
+  const dealDaySeconds = Math.floor((Math.min(anchorMs, dealDayStart + DAY_MS) - 1 - dealDayStart) / 1000)
+  const createdMs = rnd.chance(0.1)
+    ? dealDayStart + rnd.int(0, dealDaySeconds) * 1000
+    : anchorMs - rnd.int(0, 90 * DAY_MS / 1000) * 1000
+  const placedAt = new Date(createdMs).toISOString()
   const lineCount = rnd.int(1, 5)
   let subtotal = 0; let tax = 0; let cess = 0
+  const orderItems: SeededOrder['row']['orderItems'] = []
   for (let l = 0; l < lineCount; l++) {
     const offer = rnd.pick(sd.offers)
     const qty = rnd.int(5, 60)
@@ -241,17 +286,9 @@ function generateOrder (rnd: Random, ids: Ids, sd: SellerData, anchorMs: number,
     subtotal += amount
     tax += Math.round(amount * offer.gst / 100)
     cess += Math.round(amount * offer.cess / 100)
-    const dealId = offer.dealId !== null && rnd.chance(0.5) ? offer.dealId : null
-    if (dealId !== null && status !== 'ORDER_REJECTED_BY_SELLER' && status !== 'CANCELLED') grabbed.set(dealId, (grabbed.get(dealId) ?? 0) + qty)
-    out.lines.push({
-      id: ids.orderItems++,
-      orderId,
-      itemId: offer.itemId,
-      skuId: offer.skuId,
-      offerId: offer.id,
-      dealId,
-      quantity: String(qty),
-      unitPrice: paise(offer.pricePaise)
+    const onDeal = offer.dealId !== null && rnd.chance(0.5) && placedAt.startsWith(dealDate)
+    orderItems.push({
+      id: String(ids.orderItems++), offerId: offer.id, quantity: String(qty), dealId: onDeal ? offer.dealId : null
     })
   }
   const extra = rnd.chance(0.2) ? rnd.pick([2000, 5000, 10000]) : 0
@@ -262,104 +299,159 @@ function generateOrder (rnd: Random, ids: Ids, sd: SellerData, anchorMs: number,
   const deleted = rnd.chance(0.01)
   const moved = status !== 'ORDER_PLACED'
   const updatedMs = moved ? createdMs + rnd.int(600, 3 * 86400) * 1000 : createdMs
-  out.orders.push({
-    id: orderId,
-    sellerId: sd.sellerId,
-    storeId: rnd.pick(sd.storeIds),
-    retailerId: buyer.retailerId,
-    shopId,
-    orderNumber: `ORD-${100000000 + orderId}`,
-    serviceOrderNumber: `OX${orderId.toString(36).toUpperCase().padStart(6, '0')}`,
+  const reason = status === 'ORDER_REJECTED_BY_SELLER' ? rnd.pick(['Out of stock', 'Delivery area not serviceable', 'Price mismatch']) : null
+  return {
+    row: {
+      orderId: String(orderId),
+      orderNumber: `ORD-${100000000 + orderId}`,
+      serviceOrderNumber: `OX${orderId.toString(36).toUpperCase().padStart(6, '0')}`,
+      companyId: sd.sellerId,
+      storeId: rnd.pick(sd.storeIds),
+      retailerId: buyer.retailerId,
+      shopId,
+      deliveryType: 'REGULAR',
+      currencyCode: 'INR',
+      paymentMode: payment,
+      orderTotal: paise(total),
+      orderTotalFinal: paise(final),
+      orderTaxAmount: paise(tax),
+      orderCessAmount: paise(cess),
+      appliedPoints: paise(appliedPoints),
+      totalExtraCharges: paise(extra),
+      roundOff: paise(rounded - total),
+      placedAt,
+      orderItems
+    },
     status,
-    deliveryType: 'REGULAR',
-    retailerName: buyer.name,
-    isActionable: status === 'ORDER_PLACED' || status === 'ORDER_ACCEPTED',
-    currencyCode: 'INR',
-    orderTotal: paise(total),
-    orderTotalFinal: paise(final),
-    orderTaxAmount: paise(tax),
-    orderCessAmount: paise(cess),
-    appliedPoints: paise(appliedPoints),
-    totalExtraCharges: paise(extra),
-    roundOff: paise(rounded - total),
-    totalItemsInOrder: lineCount,
-    paymentMode: payment,
-    isDeleted: deleted,
-    deletedAt: deleted ? new Date(updatedMs) : null,
-    createdAt: new Date(createdMs),
-    updatedAt: new Date(updatedMs)
-  })
-  if (moved) {
-    const reason = status === 'ORDER_REJECTED_BY_SELLER' ? rnd.pick(['Out of stock', 'Delivery area not serviceable', 'Price mismatch']) : null
-    const from = status === 'ORDER_COMPLETED_BY_SELLER' || status === 'DELIVERED' ? 'ORDER_ACCEPTED' : 'ORDER_PLACED'
-    out.history.push({ id: ids.orderStatusHistory++, orderId, fromStatus: from, toStatus: status, reason, source: 'seed', changedAt: new Date(updatedMs) })
-  }
-  if (status === 'ORDER_REJECTED_BY_SELLER' && payment === 'ONLINE_PAID') {
-    out.refunds.push({ id: ids.refunds++, orderId, sellerId: sd.sellerId, amount: paise(final), status: 'SUCCEEDED', gateway: 'manual' })
-  }
-  if (payment === 'PREPAID') {
-    const payoutStatus = status === 'ORDER_COMPLETED_BY_SELLER' ? 'SCHEDULED' : status === 'ORDER_REJECTED_BY_SELLER' || status === 'CANCELLED' ? 'CANCELLED' : 'ON_HOLD'
-    out.payouts.push({ id: ids.payoutSchedules++, orderId, sellerId: sd.sellerId, amount: paise(final), status: payoutStatus, scheduledFor: payoutStatus === 'SCHEDULED' ? new Date(updatedMs + 7 * DAY_MS).toISOString().slice(0, 10) : null })
+    reason,
+    updatedMs,
+    deleted
   }
 }
 
+/** Refuses to go on when a service refused a row of the seed's own data: the seed is wrong, not the data. */
+function allAccepted (what: string, data: PlatformBatchData): void {
+  if (data.failed > 0) throw new Error(`seed: ${what} refused ${data.failed} rows, first: ${JSON.stringify(data.errors[0])}`)
+}
+
+/**
+ * What the API cannot express, written straight into the tables for each chunk of placed orders:
+ * statuses reached in the past (changed at their own time, by the seed: no effects fire for history) and
+ * soft-deletes. A rejected order paid online was refunded long ago; a prepaid order's payout follows its
+ * status as the status update would have moved it.
+ */
+async function writeHistory (tx: Tx, chunk: SeededOrder[]): Promise<void> {
+  const moved = chunk.filter((o) => o.status !== 'ORDER_PLACED' || o.deleted)
+  if (moved.length === 0) return
+  const rows = moved.map((o) => ({
+    id: Number(o.row.orderId),
+    seller_id: o.row.companyId,
+    status: o.status,
+    from_status: o.status === 'ORDER_COMPLETED_BY_SELLER' || o.status === 'DELIVERED' ? 'ORDER_ACCEPTED' : 'ORDER_PLACED',
+    reason: o.reason,
+    actionable: o.status === 'ORDER_PLACED' || o.status === 'ORDER_ACCEPTED',
+    updated_at: new Date(o.updatedMs).toISOString(),
+    deleted: o.deleted,
+    payment: o.row.paymentMode,
+    amount: o.row.orderTotalFinal
+  }))
+  const h = sql`json_to_recordset(${JSON.stringify(rows)}::json) as h(id bigint, seller_id int, status order_status,
+    from_status order_status, reason text, actionable boolean, updated_at timestamptz, deleted boolean, payment text, amount numeric)`
+  await tx.execute(sql`update orders o set status = h.status, is_actionable = h.actionable, updated_at = h.updated_at,
+      is_deleted = h.deleted, deleted_at = case when h.deleted then h.updated_at end
+    from ${h} where o.id = h.id`)
+  await tx.execute(sql`insert into order_status_history (order_id, from_status, to_status, reason, source, changed_at)
+    select h.id, h.from_status, h.status, h.reason, 'seed', h.updated_at from ${h} where h.status <> 'ORDER_PLACED'`)
+  await tx.execute(sql`insert into refunds (order_id, seller_id, amount, status, gateway)
+    select h.id, h.seller_id, h.amount, 'SUCCEEDED', 'manual' from ${h}
+    where h.status = 'ORDER_REJECTED_BY_SELLER' and h.payment = 'ONLINE_PAID'`)
+  await tx.execute(sql`update payout_schedules p set
+      status = case when h.status = 'ORDER_COMPLETED_BY_SELLER' then 'SCHEDULED' else 'CANCELLED' end::payout_status,
+      scheduled_for = case when h.status = 'ORDER_COMPLETED_BY_SELLER' then (h.updated_at + interval '7 days')::date end
+    from ${h} where p.order_id = h.id and h.status in ('ORDER_COMPLETED_BY_SELLER', 'ORDER_REJECTED_BY_SELLER', 'CANCELLED')`)
+}
+
+/** Orders (and their history) are placed and written in chunks of the API's own batch size. */
+const ORDER_BATCH = MAX_PLATFORM_ROWS
+
+/**
+ * The demo data, built through the services the platform routes call (upsertSellers, addPoints,
+ * upsertRetailers, placeOrders): the seed is the marketplace's first client, and its data passes the
+ * same checks. What the API cannot express is written straight into the tables, each place saying why.
+ */
 export async function seed (database: Database, options: SeedOptions): Promise<SeedSummary> {
   const log = options.log ?? (() => {})
   const rnd = new Random(options.seed)
   const anchorMs = options.anchor.getTime()
-  const dealDate = options.anchor.toISOString().slice(0, 10)
-
-  return database.db.transaction(async (tx) => {
-    // One seed at a time: ids are assigned here from max(id).
-    await tx.execute(sql`select pg_advisory_xact_lock(7240112032)`)
-    const ids = await nextIds(tx)
+  // The day of the last orders before the anchor: deal lines are placed on their deal's day.
+  const dealDate = new Date(anchorMs - 1).toISOString().slice(0, 10)
+  const db = database.db
+  // One seed at a time: ids are assigned here from max(id). A session lock, because the services commit
+  // batch by batch.
+  return withSessionLock(database.url, 7240112032, async () => {
+    const ids = await nextIds(db)
     const { rows, sellerData } = planSellers(rnd, ids, options.orders, dealDate)
-    await insertRows(tx, sellers, rows.sellers)
-    await insertRows(tx, stores, rows.stores)
-    await insertRows(tx, pointsLedger, rows.ledger)
-    await insertRows(tx, retailers, rows.retailers)
-    await insertRows(tx, shops, rows.shops)
-    await insertRows(tx, sellerRetailers, rows.retailerLinks)
-    await insertRows(tx, sellerShops, rows.shopLinks)
-    await insertRows(tx, items, rows.items)
-    await insertRows(tx, skus, rows.skus)
-    await insertRows(tx, offers, rows.offers)
-    await insertRows(tx, dailyDeals, rows.deals)
-    await insertRows(tx, sellingUnits, rows.units)
+    const sellerRows = rows.sellers.map((s) => ({
+      companyId: s.id,
+      name: s.name,
+      status: s.status === 'active' ? 'ACTIVE' : 'SUSPENDED',
+      takeRate: s.takeRate,
+      autoRejectEnabled: s.autoRejectEnabled,
+      stores: rows.stores.filter((st) => st.sellerId === s.id).map((st) => ({ id: st.id, name: st.name }))
+    }))
+    allAccepted('sellers', await upsertSellers(db, sellerRows))
+    allAccepted('points', await addPoints(db, rows.ledger.map((l) => ({ companyId: l.sellerId, amount: l.amount, reference: 'DEMO-OPENING' }))))
+    for (let i = 0; i < rows.retailers.length; i += ORDER_BATCH) {
+      allAccepted('retailers', await upsertRetailers(db, rows.retailers.slice(i, i + ORDER_BATCH)))
+    }
+    await db.transaction(async (tx) => {
+      // The catalogue and deals: their platform routes land separately; until then the seed writes them here.
+      await insertRows(tx, items, rows.items)
+      await insertRows(tx, skus, rows.skus)
+      await insertRows(tx, offers, rows.offers)
+      await insertRows(tx, dailyDeals, rows.deals)
+      await insertRows(tx, sellingUnits, rows.units)
+      // Sync IDs are the seller's own (spec 2.2-2.6): no platform route sets them. The demo's sellers have
+      // synced most of their buyers.
+      await writeSyncIds(tx, rows.retailerLinks, rows.shopLinks)
+    })
     log(`catalogue: ${rows.sellers.length} sellers, ${rows.retailers.length} retailers, ${rows.offers.length} offers`)
 
     const firstOrderId = ids.orders
-    const grabbed = new Map<number, number>()
     let orderItemsTotal = 0
-    const out: OrderRows = { orders: [], lines: [], history: [], refunds: [], payouts: [] }
+    let chunk: SeededOrder[] = []
     const flush = async (): Promise<void> => {
-      await insertRows(tx, orders, out.orders)
-      await insertRows(tx, orderItems, out.lines)
-      await insertRows(tx, orderStatusHistory, out.history)
-      await insertRows(tx, refunds, out.refunds)
-      await insertRows(tx, payoutSchedules, out.payouts)
-      orderItemsTotal += out.lines.length
-      for (const list of Object.values(out)) list.length = 0
+      if (chunk.length === 0) return
+      // Placed without an auto-rejection job: most of these orders left ORDER_PLACED long ago; the ones
+      // still placed get theirs below, with their clock starting now.
+      const placed = await placeOrders(db, chunk.map((o) => o.row),
+        { credentialId: null, autoRejectAfterMs: 0, seed: true })
+      allAccepted('orders', placed)
+      await db.transaction((tx) => writeHistory(tx, chunk))
+      orderItemsTotal += chunk.reduce((n, o) => n + o.row.orderItems.length, 0)
+      chunk = []
     }
     for (const sd of sellerData) {
       for (let n = 0; n < sd.orderCount; n++) {
-        generateOrder(rnd, ids, sd, anchorMs, grabbed, out)
-        if (out.orders.length >= ORDER_CHUNK) await flush()
+        chunk.push(generateOrder(rnd, ids, sd, anchorMs, dealDate))
+        if (chunk.length >= ORDER_BATCH) await flush()
       }
     }
     await flush()
 
-    const dealIds = rows.deals.map((deal) => String(deal.id))
-    await tx.execute(sql`update daily_deals d set grabbed_quantity = g.qty::numeric
-      from unnest(${sql.param(dealIds)}::text[], ${sql.param(dealIds.map((id) => String(grabbed.get(Number(id)) ?? 0)))}::text[]) as g(id, qty)
-      where d.id = g.id::int`)
-    const autoRejections = await scheduleAutoRejections(tx, { fromId: firstOrderId }, options.autoRejectAfterMs ?? 24 * 60 * 60 * 1000, 'from-now')
-    log(`auto-rejection jobs scheduled: ${autoRejections}`)
-
-    // Ids were assigned here: move every sequence past them.
-    for (const table of Object.values(TABLES)) {
-      await tx.execute(sql`select setval(pg_get_serial_sequence(${getTableName(table)}, 'id'), greatest((select coalesce(max(id), 0) from ${table}), 1))`)
-    }
+    await db.transaction(async (tx) => {
+      // Historical rejections and cancellations gave their deal quantity back long ago.
+      await tx.execute(sql`update daily_deals d set grabbed_quantity = coalesce((
+          select sum(l.quantity) from order_items l join orders o on o.id = l.order_id
+          where l.deal_id = d.id and o.status not in ('ORDER_REJECTED_BY_SELLER', 'CANCELLED')), 0)
+        where d.id >= ${ids.dailyDeals - rows.deals.length}::int`)
+      const autoRejections = await scheduleAutoRejections(tx, { fromId: firstOrderId }, options.autoRejectAfterMs ?? 24 * 60 * 60 * 1000, 'from-now')
+      log(`auto-rejection jobs scheduled: ${autoRejections}`)
+      // Ids were assigned here: move every sequence past them.
+      for (const table of Object.values(TABLES)) {
+        await tx.execute(sql`select setval(pg_get_serial_sequence(${getTableName(table)}, 'id'), greatest((select coalesce(max(id), 0) from ${table}), 1))`)
+      }
+    })
     log(`orders: ${options.orders}, order items: ${orderItemsTotal}`)
     const summaries: SellerSummary[] = sellerData.map((sd) => ({
       companyId: sd.sellerId,
@@ -372,6 +464,17 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
     }))
     return { sellers: summaries, orders: options.orders, orderItems: orderItemsTotal }
   })
+}
+
+async function writeSyncIds (tx: Tx,
+  retailerLinks: Array<{ sellerId: number, retailerId: number, syncId: string | null }>,
+  shopLinks: Array<{ sellerId: number, shopId: number, syncId: string }>): Promise<void> {
+  await tx.execute(sql`update seller_retailers l set sync_id = v."syncId"
+    from json_to_recordset(${JSON.stringify(retailerLinks)}::json) as v("sellerId" int, "retailerId" int, "syncId" text)
+    where l.seller_id = v."sellerId" and l.retailer_id = v."retailerId"`)
+  await tx.execute(sql`update seller_shops l set sync_id = v."syncId"
+    from json_to_recordset(${JSON.stringify(shopLinks)}::json) as v("sellerId" int, "shopId" int, "syncId" text)
+    where l.seller_id = v."sellerId" and l.shop_id = v."shopId"`)
 }
 
 /** True when the database holds no seller yet (start-up seeds demo data only then). */
