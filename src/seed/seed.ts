@@ -341,6 +341,7 @@ function allAccepted (what: string, data: PlatformBatchData): void {
  * status as the status update would have moved it.
  */
 async function writeHistory (tx: Tx, chunk: SeededOrder[]): Promise<void> {
+  // An order still placed keeps what placement wrote (placed by the seed: last updated when placed).
   const moved = chunk.filter((o) => o.status !== 'ORDER_PLACED' || o.deleted)
   if (moved.length === 0) return
   const rows = moved.map((o) => ({

@@ -71,7 +71,7 @@ export async function applyPlacements (
   const sorted = [...placements].sort((a, b) => a.row.orderId - b.row.orderId)
   const ids = sorted.map((p) => p.row.orderId)
   // The lines and history reference the orders: the orders go first, the rest are pipelined behind.
-  await insertOrders(tx, sorted)
+  await insertOrders(tx, sorted, placer)
   const writes: Array<Promise<unknown>> = [
     insertLines(tx, sorted),
     insertHistory(tx, ids, placer),
@@ -90,7 +90,7 @@ export async function applyPlacements (
   if (failed) throw failed.reason
 }
 
-async function insertOrders (tx: Tx, placements: Placement[]): Promise<void> {
+async function insertOrders (tx: Tx, placements: Placement[], placer: Placer): Promise<void> {
   const rows = placements.map(({ row, retailerName, lines }) => ({
     id: row.orderId,
     seller_id: row.companyId,
@@ -116,11 +116,14 @@ async function insertOrders (tx: Tx, placements: Placement[]): Promise<void> {
   await tx.execute(sql`
     insert into orders (id, seller_id, store_id, retailer_id, shop_id, order_number, service_order_number, status,
       delivery_type, retailer_name, is_actionable, currency_code, order_total, order_total_final, order_tax_amount,
-      order_cess_amount, applied_points, total_extra_charges, round_off, total_items_in_order, payment_mode, created_at)
+      order_cess_amount, applied_points, total_extra_charges, round_off, total_items_in_order, payment_mode, created_at,
+      updated_at)
     select o.id, o.seller_id, o.store_id, o.retailer_id, o.shop_id, o.order_number, o.service_order_number,
       ${PLACED}::order_status, o.delivery_type, o.retailer_name, true, o.currency_code, o.order_total,
       o.order_total_final, o.order_tax_amount, o.order_cess_amount, o.applied_points, o.total_extra_charges,
-      o.round_off, o.total_items_in_order, o.payment_mode::payment_mode, o.created_at
+      o.round_off, o.total_items_in_order, o.payment_mode::payment_mode, o.created_at,
+      -- The seed's orders are history: one still placed was last updated when it was placed.
+      ${placer.source === 'seed' ? sql`o.created_at` : sql`now()`}
     from json_to_recordset(${json(rows)}) as o(id bigint, seller_id int, store_id int, retailer_id int, shop_id int,
       order_number text, service_order_number text, delivery_type text, retailer_name text, currency_code text,
       order_total numeric, order_total_final numeric, order_tax_amount numeric, order_cess_amount numeric,
