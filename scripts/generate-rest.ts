@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url'
 import { compile, type JSONSchema } from 'json-schema-to-typescript'
 import * as contract from '../src/routes/rest-contract.js'
 import {
-  PlatformBatchDataSchema, PlatformPointsSchema, PlatformRowErrorSchema, PlatformSellerSchema, PlatformStoreSchema
+  PlatformBatchDataSchema, PlatformItemSchema, PlatformOfferSchema, PlatformPointsSchema, PlatformPriceSlabSchema,
+  PlatformRowErrorSchema, PlatformSellerSchema, PlatformSellingUnitSchema, PlatformSkuSchema, PlatformStoreSchema
 } from '../src/platform/schemas.js'
 import { SyncDataSchema, SyncRequestSchema } from '../src/shipments/schemas.js'
 import { BatchDataSchema, StatusUpdateItemSchema } from '../src/status-update/schemas.js'
@@ -51,6 +52,12 @@ const named: Record<string, unknown> = {
   PlatformSellersRequest: contract.restEndpoints.platformSellers.request,
   PlatformPoints: PlatformPointsSchema,
   PlatformPointsRequest: contract.restEndpoints.platformPoints.request,
+  PlatformPriceSlab: PlatformPriceSlabSchema,
+  PlatformOffer: PlatformOfferSchema,
+  PlatformSellingUnit: PlatformSellingUnitSchema,
+  PlatformSku: PlatformSkuSchema,
+  PlatformItem: PlatformItemSchema,
+  PlatformCatalogueRequest: contract.restEndpoints.platformCatalogue.request,
   PlatformRowError: PlatformRowErrorSchema,
   PlatformBatchData: PlatformBatchDataSchema,
   PlatformBatchResponse: contract.PlatformBatchResponseSchema

@@ -114,6 +114,10 @@ t.test('every mutating endpoint of the REST contract is idempotent', async (t) =
     platformPoints: {
       headers: { authorization: `Bearer ${platform}` },
       payload: [{ companyId: 900, amount: 10, reference: 'R1' }]
+    },
+    platformCatalogue: {
+      headers: { authorization: `Bearer ${platform}` },
+      payload: [{ id: 1, companyId: 900, itemName: 'I', skus: [] }]
     }
   } satisfies Record<keyof typeof restEndpoints, { headers: Record<string, string>, payload: unknown }>
   for (const [name, endpoint] of Object.entries(restEndpoints)) {

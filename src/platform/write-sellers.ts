@@ -1,14 +1,12 @@
-import { sql, type SQL } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import type { SellersPlan, SellersState, StoredSeller } from './plan-sellers.js'
+import { advanceSequence, intArray, json, lockKeys } from './statements.js'
 
 /*
  * The set-based statements of a sellers batch, on the caller's transaction: one statement per kind of
  * write whatever the number of rows (json_to_recordset of the batch's rows), none per row.
  */
-
-const json = (rows: unknown[]): SQL => sql`${JSON.stringify(rows)}::json`
-const intArray = (ids: number[]): SQL => sql`${sql.param(ids)}::int[]`
 
 /** Advisory lock namespaces: a companyId and a store id may not exist yet, so there is no row to lock. */
 const SELLER_KEY_SPACE = 0x5e11e5
@@ -20,11 +18,7 @@ const STORE_KEY_SPACE = 0x5707e5
  * them). Two batches naming the same seller or store take turns: the second reads what the first wrote.
  */
 export async function lockAndReadSellers (tx: Tx, companyIds: number[], storeIds: number[]): Promise<SellersState> {
-  await tx.execute(sql`select count(pg_advisory_xact_lock(k.space, k.id)) from (
-      select ${SELLER_KEY_SPACE}::int as space, id from unnest(${intArray(companyIds)}) as id
-      union all
-      select ${STORE_KEY_SPACE}::int, id from unnest(${intArray(storeIds)}) as id
-      order by 1, 2) k`)
+  await lockKeys(tx, [{ space: SELLER_KEY_SPACE, ids: companyIds }, { space: STORE_KEY_SPACE, ids: storeIds }])
   const sellers = await tx.execute<StoredSeller & { id: number }>(sql`
     select id, name, status::text as status, take_rate::text as "takeRate", auto_reject_enabled as "autoRejectEnabled"
     from sellers where id = any(${intArray(companyIds)}) order by id for update`)
@@ -63,13 +57,6 @@ export async function writeSellers (tx: Tx, plan: SellersPlan): Promise<void> {
     await tx.execute(sql`update stores t set name = s.name
       from json_to_recordset(${json(renameStores)}) as s(id int, name text) where t.id = s.id`)
   }
-  // The ids are the marketplace's; a row made without one (the demo seed) must never draw one of them.
   if (insertSellers.length > 0) await advanceSequence(tx, 'sellers')
   if (insertStores.length > 0) await advanceSequence(tx, 'stores')
-}
-
-async function advanceSequence (tx: Tx, table: 'sellers' | 'stores'): Promise<void> {
-  await tx.execute(sql`select setval(pg_get_serial_sequence(${table}, 'id'), m.id)
-    from (select max(id) as id from ${sql.identifier(table)}) m
-    where m.id > (select last_value from ${sql.identifier(`${table}_id_seq`)})`)
 }

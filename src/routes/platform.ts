@@ -4,6 +4,7 @@ import type { IdempotencyRequest, Replayable } from '../idempotency/idempotency-
 import { addPoints } from '../platform/add-points.js'
 import type { PlatformBatchData } from '../platform/schemas.js'
 import { MAX_PLATFORM_ROWS, PlatformCode, PlatformText } from '../platform/texts.js'
+import { upsertCatalogue } from '../platform/upsert-catalogue.js'
 import { upsertSellers } from '../platform/upsert-sellers.js'
 import { withIdempotency } from '../plugins/idempotency.js'
 import { success } from '../rest-envelope.js'
@@ -52,6 +53,8 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
     (rows, idempotency) => upsertSellers(db, rows, { idempotency }))
   route(restEndpoints.platformPoints, 'points rows', PlatformText.pointsRecorded,
     (rows, idempotency) => addPoints(db, rows, { idempotency }))
+  route(restEndpoints.platformCatalogue, 'item rows', PlatformText.catalogueUpserted,
+    (rows, idempotency) => upsertCatalogue(db, rows, { idempotency }))
 }
 
 export default platformRoutes

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import {
-  PlatformBatchDataSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema
+  PlatformBatchDataSchema, PlatformCatalogueRequestSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema
 } from '../platform/schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
 import { BatchDataSchema, MAX_ITEMS, StatusUpdateItemSchema } from '../status-update/schemas.js'
@@ -18,6 +18,7 @@ export const STATUS_UPDATE_PATH = '/v2/accounting/orders/update-status'
 export const SYNC_PATH = '/v2/shipments/outstanding/sync-data'
 export const PLATFORM_SELLERS_PATH = '/v2/platform/sellers'
 export const PLATFORM_POINTS_PATH = '/v2/platform/sellers/points'
+export const PLATFORM_CATALOGUE_PATH = '/v2/platform/catalogue'
 
 export const StatusUpdateRequestSchema = Type.Object({
   order_status: Type.Array(StatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
@@ -98,6 +99,12 @@ export const restEndpoints = {
     method: 'POST',
     path: PLATFORM_POINTS_PATH,
     request: PlatformPointsRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformCatalogue: {
+    method: 'PUT',
+    path: PLATFORM_CATALOGUE_PATH,
+    request: PlatformCatalogueRequestSchema,
     responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
   }
 } satisfies Record<string, Endpoint>
