@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url'
 import { compile, type JSONSchema } from 'json-schema-to-typescript'
 import * as contract from '../src/routes/rest-contract.js'
 import {
-  PlatformBatchDataSchema, PlatformItemSchema, PlatformOfferSchema, PlatformPointsSchema, PlatformPriceSlabSchema,
-  PlatformRowErrorSchema, PlatformSellerSchema, PlatformSellingUnitSchema, PlatformSkuSchema, PlatformStoreSchema
+  PlatformBatchDataSchema, PlatformDealSchema, PlatformItemSchema, PlatformOfferSchema, PlatformPointsSchema,
+  PlatformPriceSlabSchema, PlatformRowErrorSchema, PlatformSellerSchema, PlatformSellingUnitSchema, PlatformSkuSchema,
+  PlatformStoreSchema
 } from '../src/platform/schemas.js'
 import { SyncDataSchema, SyncRequestSchema } from '../src/shipments/schemas.js'
 import { BatchDataSchema, StatusUpdateItemSchema } from '../src/status-update/schemas.js'
@@ -58,6 +59,8 @@ const named: Record<string, unknown> = {
   PlatformSku: PlatformSkuSchema,
   PlatformItem: PlatformItemSchema,
   PlatformCatalogueRequest: contract.restEndpoints.platformCatalogue.request,
+  PlatformDeal: PlatformDealSchema,
+  PlatformDealsRequest: contract.restEndpoints.platformDeals.request,
   PlatformRowError: PlatformRowErrorSchema,
   PlatformBatchData: PlatformBatchDataSchema,
   PlatformBatchResponse: contract.PlatformBatchResponseSchema

@@ -3,17 +3,17 @@ import { build } from './helpers/build.js'
 import { credential, platformKey } from './helpers/fixtures.js'
 import { graphql } from './helpers/graphql.js'
 import { createOrder, createRetailer } from './helpers/order-fixtures.js'
-import { PLATFORM_CATALOGUE_PATH, PLATFORM_SELLERS_PATH } from '../src/routes/rest-contract.js'
+import { PLATFORM_CATALOGUE_PATH, PLATFORM_DEALS_PATH, PLATFORM_SELLERS_PATH } from '../src/routes/rest-contract.js'
 import {
   IMAGE_MAX_LENGTH, MAX_IMAGES_PER_SKU, MAX_OFFERS_PER_SKU, MAX_SKUS_PER_ITEM, MAX_SLABS_PER_OFFER, MAX_TAGS_PER_SKU,
   MAX_UNITS_PER_SKU, PlatformRowErrors as E
 } from '../src/platform/texts.js'
 
 /*
- * PUT /v2/platform/catalogue (spec/platform.md): the per-row results, every refusal's text and code, a
- * re-send that writes nothing, records never removed by omission nor moved between sellers or parents, the
- * seller's sync IDs left alone, racing re-sends, and an offer placed here read back by its seller through
- * POST /v2/graphql field for field.
+ * PUT /v2/platform/catalogue and PUT /v2/platform/deals (spec/platform.md): the per-row results, every
+ * refusal's text and code, a re-send that writes nothing, records never removed by omission nor moved
+ * between sellers or parents, the seller's sync IDs left alone, racing re-sends, an offer placed here read
+ * back by its seller through POST /v2/graphql field for field, and deals kept above what orders grabbed.
  */
 
 type Row = Record<string, any>
@@ -52,6 +52,7 @@ async function setup (t: Parameters<typeof build>[0], env: Record<string, string
     payload: typeof body === 'string' ? body : JSON.stringify(body)
   })
   const catalogue = (body: unknown, headers?: Record<string, string>) => put(PLATFORM_CATALOGUE_PATH, body, headers)
+  const deals = (body: unknown, headers?: Record<string, string>) => put(PLATFORM_DEALS_PATH, body, headers)
   const sellers = await put(PLATFORM_SELLERS_PATH, [1, 2].map((companyId) => ({
     companyId,
     name: `Seller ${companyId}`,
@@ -61,7 +62,7 @@ async function setup (t: Parameters<typeof build>[0], env: Record<string, string
     stores: [{ id: companyId * 100, name: 'Main' }]
   })))
   t.equal(sellers.json().data.inserted, 2, 'sellers 1 and 2')
-  return { ...ctx, key, catalogue }
+  return { ...ctx, key, catalogue, deals }
 }
 
 /** Every catalogue table, whole, in id order: what "nothing changed" is compared against. */
@@ -381,3 +382,95 @@ for (const passThrough of ['true', 'false']) {
     t.same(resent.json().data.unchanged, 1, 'and sending what was read back in is unchanged')
   })
 }
+
+const deal = (id: number, companyId: number, offerId: number, extra: Row = {}): Row =>
+  ({ id, companyId, offerId, dealDate: '2024-06-30', dealPrice: '95.00', maxQuantity: 10, ...extra })
+
+t.test('deals: inserted, updated, unchanged; every refusal; never below the grabbed quantity', async (t) => {
+  const { catalogue, deals, database } = await setup(t)
+  // Offers 10 and 11 (sku 1 of item 1) are seller 1's, offer 20 seller 2's.
+  t.equal((await catalogue([
+    item(1, 1, { skus: [sku(1, { offers: [offer(10), offer(11)], itemSellingUnits: [] })] }),
+    item(2, 2, { skus: [sku(2, { offers: [offer(20)], itemSellingUnits: [] })] })
+  ])).json().data.inserted, 2)
+  const first = await deals([deal(1, 1, 10), deal(2, 1, 11, { dealPrice: 1, maxQuantity: '0.5' }), deal(3, 2, 20)])
+  t.same(first.json(), {
+    error: false,
+    status: true,
+    statusCode: 200,
+    message: 'Deals upserted',
+    data: { received: 3, inserted: 3, updated: 0, unchanged: 0, failed: 0, errors: [] }
+  })
+  const stored = () => database.sql`select id, seller_id, offer_id, deal_date::text, deal_price::text, max_quantity::text,
+      grabbed_quantity::text, updated_at::text from daily_deals order by id`
+  const before = await stored()
+  t.same(before.map((d) => [d.id, d.offer_id, d.deal_date, d.deal_price, d.max_quantity, d.grabbed_quantity]), [
+    [1, 10, '2024-06-30', '95.00', '10.000', '0.000'],
+    [2, 11, '2024-06-30', '1.00', '0.500', '0.000'],
+    [3, 20, '2024-06-30', '95.00', '10.000', '0.000']
+  ])
+  const again = await deals([
+    deal(1, 1, 10, { dealPrice: 95, maxQuantity: '10.000' }),
+    deal(2, 1, 11, { dealPrice: '1.0', maxQuantity: 0.5 })
+  ])
+  t.same(again.json().data, { received: 2, inserted: 0, updated: 0, unchanged: 2, failed: 0, errors: [] })
+  t.same(await stored(), before, 'a re-send writes nothing, updated_at included')
+
+  // Orders grabbed 4 of deal 1; deal 2 was named by an order line whose quantity was given back.
+  await database.sql`update daily_deals set grabbed_quantity = 4 where id = 1`
+  const { retailerId, shopId } = await createRetailer(database, 1)
+  const line = { sellerId: 1, storeIds: [100], itemId: 1, skuId: 1, offerId: 11 }
+  const orderId = await createOrder(database, line, { retailerId, shopId })
+  await database.sql`update order_items set deal_id = 2 where order_id = ${orderId}`
+
+  const rows: Array<[unknown, { code: string, text: string } | null, number | null]> = [
+    ['x', E.notAnObject, null],
+    [{ ...deal(0, 1, 10), id: undefined }, E.missing('id'), null],
+    [deal(0, 1, 10), E.id('id'), null],
+    [deal(4, 1, 10, { companyId: -1 }), E.companyId, 4],
+    [deal(5, 1, 10, { offerId: '10' }), E.id('offerId'), 5],
+    [deal(6, 1, 10, { dealDate: '2024-02-30' }), E.dealDate, 6],
+    [deal(7, 1, 10, { dealDate: '2024-6-30' }), E.dealDate, 7],
+    [deal(8, 1, 10, { dealPrice: '-1' }), E.money('dealPrice'), 8],
+    [deal(9, 1, 10, { maxQuantity: 0 }), E.positiveQuantity('maxQuantity'), 9],
+    [deal(10, 1, 10, { maxQuantity: '100000000000' }), E.positiveQuantity('maxQuantity'), 10],
+    [deal(11, 3, 10), E.sellerNotFound(3), 11],
+    [deal(12, 1, 999), E.offerNotFound(999, 1), 12],
+    [deal(13, 1, 20), E.offerNotFound(20, 1), 13],
+    [deal(3, 1, 10), E.dealOfAnotherSeller(3), 3],
+    [deal(1, 1, 10, { maxQuantity: '3.999' }), E.belowGrabbed('3.999', '4'), 1],
+    [deal(14, 1, 10), null, 14],
+    [deal(14, 1, 10), E.dealIdTwice(14, 15), 14],
+    [deal(2, 1, 10), E.offerOfGrabbedDeal(11, 10), 2]
+  ]
+  const res = await deals(rows.map(([row]) => row))
+  t.equal(res.statusCode, 200)
+  const data = res.json().data
+  t.same(data.errors, rows.flatMap(([, error, id], index) => error ? [{ index, id, ...errorOf(error) }] : []))
+  t.same([data.received, data.inserted, data.failed], [rows.length, 1, rows.length - 1])
+  t.same(await database.sql`select id from daily_deals order by id`, [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 14 }])
+  t.same((await stored()).slice(0, 3), [{ ...before[0], grabbed_quantity: '4.000' }, before[1], before[2]],
+    'refused rows changed nothing')
+
+  const changed = await deals([
+    deal(1, 1, 10, { maxQuantity: 4, dealDate: '2024-07-01', dealPrice: '90.5' }),
+    deal(2, 1, 11, { maxQuantity: 1 })
+  ])
+  t.same(changed.json().data, { received: 2, inserted: 0, updated: 2, unchanged: 0, failed: 0, errors: [] },
+    'maxQuantity down to exactly the grabbed quantity is allowed; a grabbed deal keeps its offer but not the rest')
+  const [one] = await stored()
+  t.same([one.offer_id, one.deal_date, one.deal_price, one.max_quantity, one.grabbed_quantity],
+    [10, '2024-07-01', '90.50', '4.000', '4.000'], 'never the grabbed quantity')
+  t.ok(one.updated_at > before[0].updated_at, 'an update moves updated_at')
+  const several = await deals([{ id: 'x', dealDate: 20240630 }])
+  t.same(several.json().data.errors[0], {
+    index: 0,
+    id: null,
+    code: 'INVALID_ID',
+    error: [E.id('id'), E.missing('companyId'), E.missing('offerId'), E.dealDate, E.missing('dealPrice'), E.missing('maxQuantity')]
+      .map((e) => e.text).join('; ')
+  }, 'every broken field, the first one\'s code')
+  const made = await database.sql`insert into daily_deals (seller_id, offer_id, deal_date, deal_price, max_quantity)
+    values (1, 10, '2024-01-01', 1, 1) returning id`
+  t.ok(made[0].id > 14, 'the deals sequence moved past the marketplace\'s ids')
+})

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js'
 import { badRequest, RequestError } from '../errors.js'
 import { PlatformRowErrors as E, PlatformCode, PlatformText, MAX_PLATFORM_ROWS } from '../platform/texts.js'
-import type { PlatformItem, PlatformPoints, PlatformSeller } from '../platform/schemas.js'
+import type { PlatformDeal, PlatformItem, PlatformPoints, PlatformSeller } from '../platform/schemas.js'
 import { success } from '../rest-envelope.js'
 import type { PlatformBatchResponse } from './rest-contract.js'
 import { commonResponses, failureExample, type EndpointDoc, type ResponseDoc } from './rest-docs.js'
@@ -44,7 +44,7 @@ function platformResponses (config: Config, what: string, processed: PlatformBat
 const rowError = (index: number, id: number | string | null, { code, text }: { code: string, text: string }) =>
   ({ index, id, error: text, code })
 
-type PlatformDocs = Record<'platformSellers' | 'platformPoints' | 'platformCatalogue', EndpointDoc>
+type PlatformDocs = Record<'platformSellers' | 'platformPoints' | 'platformCatalogue' | 'platformDeals', EndpointDoc>
 
 export function platformDocs (config: Config): PlatformDocs {
   const sellers: PlatformSeller[] = [
@@ -88,6 +88,10 @@ export function platformDocs (config: Config): PlatformDocs {
       }]
     }]
   }]
+  const deals: PlatformDeal[] = [
+    { id: 9001, companyId: 101, offerId: 8001, dealDate: '2024-06-30', dealPrice: '95.00', maxQuantity: 500 },
+    { id: 9002, companyId: 101, offerId: 8001, dealDate: '2024-07-01', dealPrice: 94.5, maxQuantity: '2.5' }
+  ]
   const batch = (inserted: number, updated: number, unchanged: number, errors: ReturnType<typeof rowError>[]) => ({
     received: inserted + updated + unchanged + errors.length,
     inserted,
@@ -137,6 +141,19 @@ export function platformDocs (config: Config): PlatformDocs {
         success(PlatformText.catalogueUpserted,
           batch(1, 0, 0, [rowError(1, 5002, E.skuOfAnotherItem('skus[0].id', 6001))])),
         success(PlatformText.catalogueUpserted, batch(0, 0, 1, [])))
+    },
+    platformDeals: {
+      operationId: 'upsertPlatformDeals',
+      summary: 'Create or update daily deals',
+      description: `1 to ${MAX_PLATFORM_ROWS} rows keyed by the deal's id, each stating the whole deal on an offer of ` +
+        'the seller companyId. The grabbed quantity is the orders\': maxQuantity never goes below it, and a deal an order ' +
+        'has grabbed keeps its offer. A row equal to what is stored is unchanged and writes nothing. Platform key only.',
+      tag: 'Platform',
+      security: 'platformKeyBearer',
+      requestExamples: { deals: { summary: 'Two days of deals on one offer', value: deals } },
+      responses: platformResponses(config, 'deal rows',
+        success(PlatformText.dealsUpserted, batch(1, 0, 0, [rowError(1, 9002, E.belowGrabbed('2.5', '4'))])),
+        success(PlatformText.dealsUpserted, batch(0, 0, 2, [])))
     }
   }
 }

@@ -5,6 +5,7 @@ import { addPoints } from '../platform/add-points.js'
 import type { PlatformBatchData } from '../platform/schemas.js'
 import { MAX_PLATFORM_ROWS, PlatformCode, PlatformText } from '../platform/texts.js'
 import { upsertCatalogue } from '../platform/upsert-catalogue.js'
+import { upsertDeals } from '../platform/upsert-deals.js'
 import { upsertSellers } from '../platform/upsert-sellers.js'
 import { withIdempotency } from '../plugins/idempotency.js'
 import { success } from '../rest-envelope.js'
@@ -55,6 +56,8 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
     (rows, idempotency) => addPoints(db, rows, { idempotency }))
   route(restEndpoints.platformCatalogue, 'item rows', PlatformText.catalogueUpserted,
     (rows, idempotency) => upsertCatalogue(db, rows, { idempotency }))
+  route(restEndpoints.platformDeals, 'deal rows', PlatformText.dealsUpserted,
+    (rows, idempotency) => upsertDeals(db, rows, { idempotency }))
 }
 
 export default platformRoutes

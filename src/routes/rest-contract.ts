@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import {
-  PlatformBatchDataSchema, PlatformCatalogueRequestSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema
+  PlatformBatchDataSchema, PlatformCatalogueRequestSchema, PlatformDealsRequestSchema, PlatformPointsRequestSchema,
+  PlatformSellersRequestSchema
 } from '../platform/schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
 import { BatchDataSchema, MAX_ITEMS, StatusUpdateItemSchema } from '../status-update/schemas.js'
@@ -19,6 +20,7 @@ export const SYNC_PATH = '/v2/shipments/outstanding/sync-data'
 export const PLATFORM_SELLERS_PATH = '/v2/platform/sellers'
 export const PLATFORM_POINTS_PATH = '/v2/platform/sellers/points'
 export const PLATFORM_CATALOGUE_PATH = '/v2/platform/catalogue'
+export const PLATFORM_DEALS_PATH = '/v2/platform/deals'
 
 export const StatusUpdateRequestSchema = Type.Object({
   order_status: Type.Array(StatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
@@ -105,6 +107,12 @@ export const restEndpoints = {
     method: 'PUT',
     path: PLATFORM_CATALOGUE_PATH,
     request: PlatformCatalogueRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformDeals: {
+    method: 'PUT',
+    path: PLATFORM_DEALS_PATH,
+    request: PlatformDealsRequestSchema,
     responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
   }
 } satisfies Record<string, Endpoint>

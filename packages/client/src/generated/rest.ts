@@ -28,6 +28,13 @@ export type PlatformPointsRequest = PlatformPoints[]
  * @maxItems 1000
  */
 export type PlatformCatalogueRequest = PlatformItem[]
+/**
+ * 1 to 1000 deal rows; each is checked on its own and a bad row is reported by index
+ *
+ * @minItems 1
+ * @maxItems 1000
+ */
+export type PlatformDealsRequest = PlatformDeal[]
 
 /**
  * Every named type of the REST contract
@@ -54,6 +61,8 @@ export interface RestContract {
   PlatformSku: PlatformSku
   PlatformItem: PlatformItem
   PlatformCatalogueRequest: PlatformCatalogueRequest
+  PlatformDeal: PlatformDeal
+  PlatformDealsRequest: PlatformDealsRequest
   PlatformRowError: PlatformRowError
   PlatformBatchData: PlatformBatchData
   PlatformBatchResponse: PlatformBatchResponse
@@ -352,6 +361,29 @@ export interface PlatformItem {
    * @maxItems 100
    */
   skus: PlatformSku[]
+}
+/**
+ * A daily deal on an offer, keyed by id; its grabbed quantity is the orders'
+ */
+export interface PlatformDeal {
+  id: number
+  companyId: number
+  /**
+   * An offer of the seller companyId
+   */
+  offerId: number
+  /**
+   * The day of the deal, YYYY-MM-DD (a date that exists)
+   */
+  dealDate: string
+  /**
+   * The deal's unit price; 0 to 999999999999.99, at most 2 decimals
+   */
+  dealPrice: number | string
+  /**
+   * How much may be grabbed on the day, greater than 0 and never below what is already grabbed; at most 3 decimals
+   */
+  maxQuantity: number | string
 }
 export interface PlatformRowError {
   /**
