@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url'
 import { compile, type JSONSchema } from 'json-schema-to-typescript'
 import * as contract from '../src/routes/rest-contract.js'
 import {
-  PlatformBatchDataSchema, PlatformPointsSchema, PlatformRowErrorSchema, PlatformSellerSchema, PlatformStoreSchema,
-  PlatformRetailerSchema, PlatformShopSchema
+  PlatformBatchDataSchema, PlatformDealSchema, PlatformItemSchema, PlatformOfferSchema, PlatformPointsSchema,
+  PlatformPriceSlabSchema, PlatformRetailerSchema, PlatformRowErrorSchema, PlatformSellerSchema,
+  PlatformSellingUnitSchema, PlatformShopSchema, PlatformSkuSchema, PlatformStoreSchema
 } from '../src/platform/schemas.js'
 import { SyncDataSchema, SyncRequestSchema } from '../src/shipments/schemas.js'
 import { BatchDataSchema, StatusUpdateItemSchema } from '../src/status-update/schemas.js'
@@ -55,6 +56,14 @@ const named: Record<string, unknown> = {
   PlatformShop: PlatformShopSchema,
   PlatformRetailer: PlatformRetailerSchema,
   PlatformRetailersRequest: contract.restEndpoints.platformRetailers.request,
+  PlatformPriceSlab: PlatformPriceSlabSchema,
+  PlatformOffer: PlatformOfferSchema,
+  PlatformSellingUnit: PlatformSellingUnitSchema,
+  PlatformSku: PlatformSkuSchema,
+  PlatformItem: PlatformItemSchema,
+  PlatformCatalogueRequest: contract.restEndpoints.platformCatalogue.request,
+  PlatformDeal: PlatformDealSchema,
+  PlatformDealsRequest: contract.restEndpoints.platformDeals.request,
   PlatformRowError: PlatformRowErrorSchema,
   PlatformBatchData: PlatformBatchDataSchema,
   PlatformBatchResponse: contract.PlatformBatchResponseSchema

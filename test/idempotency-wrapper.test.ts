@@ -126,6 +126,14 @@ t.test('every mutating endpoint of the REST contract is idempotent', async (t) =
     platformRetailers: {
       headers: { authorization: `Bearer ${platform}` },
       payload: [{ id: 900, companyId: 900, name: 'R', firstName: null, lastName: null, phone: null, whatsapp: null, shops: [] }]
+    },
+    platformCatalogue: {
+      headers: { authorization: `Bearer ${platform}` },
+      payload: [{ id: 1, companyId: 900, itemName: 'I', skus: [] }]
+    },
+    platformDeals: {
+      headers: { authorization: `Bearer ${platform}` },
+      payload: [{ id: 1, companyId: 900, offerId: 1, dealDate: '2024-06-30', dealPrice: 1, maxQuantity: 1 }]
     }
   } satisfies Record<keyof typeof restEndpoints, { headers: Record<string, string>, payload: unknown }>
   for (const [name, endpoint] of Object.entries(restEndpoints)) {

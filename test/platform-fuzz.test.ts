@@ -3,7 +3,9 @@ import fc from 'fast-check'
 import { build } from './helpers/build.js'
 import { platformKey } from './helpers/fixtures.js'
 import { fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, send } from './helpers/fuzz.js'
-import { PLATFORM_POINTS_PATH, PLATFORM_RETAILERS_PATH, PLATFORM_SELLERS_PATH } from '../src/routes/rest-contract.js'
+import {
+  PLATFORM_CATALOGUE_PATH, PLATFORM_DEALS_PATH, PLATFORM_POINTS_PATH, PLATFORM_RETAILERS_PATH, PLATFORM_SELLERS_PATH
+} from '../src/routes/rest-contract.js'
 import { PlatformRowErrors } from '../src/platform/texts.js'
 
 /*
@@ -13,6 +15,9 @@ import { PlatformRowErrors } from '../src/platform/texts.js'
  * are in row order with a code of the platform's table; and after every request each seller's points
  * balance still equals its ledger. Retailer bodies repeat a retailer for several sellers (agreeing or not),
  * claim shops of other retailers and name unknown sellers; every shop link keeps its retailer's link beside it.
+ * Catalogue and deal bodies, from small id spaces so that ids repeat within
+ * a request and across sellers and parents: the same rules, and afterwards every record is its parent's
+ * seller's and no deal is below what was grabbed of it.
  */
 
 type G = fc.GeneratorValue
@@ -175,3 +180,118 @@ t.test('fuzzed retailer bodies: never a 5xx, every answer by the per-row rules, 
       count(distinct seller_id)::int as "sellersLinked" from seller_retailers`
     t.ok(links > 0 && sellersLinked > 1, `the fuzz reached the writes (${links} links, ${requests} requests)`)
   })
+
+/*
+ * A request is either clean (every value valid, nothing left out: the rows reach the writes and meet each
+ * other's ids) or noisy (a wrong value or a missing field anywhere: the row checks). With noise in every
+ * field of every offer, almost no item row would ever be valid.
+ */
+let clean = false
+/** One of a few values: in a clean request one of the first `valid`; else any of them, sometimes anything. */
+const mostly = <T>(g: G, items: readonly T[], valid = items.length): unknown =>
+  clean ? pick(g, items.slice(0, valid)) : coin(g, 85) ? pick(g, items) : wild(g)
+const smallId = (g: G, max: number): unknown => clean || coin(g, 90) ? g(fc.integer, { min: 1, max }) : wild(g)
+const MONEY = [0, 1, '80.10', 99.5, '105.25', '999999999999.99', '007.50', 1e12, -1, '1.005', '1e3']
+const QUANTITY = [1, '0.5', 9, '9.999', 10, '99999999999.999', 0, 1e11, -1, '1.0001']
+
+function listOf (g: G, max: number, make: (g: G) => unknown): unknown {
+  if (!clean && coin(g, 4)) return wild(g)
+  return Array.from({ length: g(fc.nat, max) }, () => !clean && coin(g, 4) ? wild(g) : make(g))
+}
+
+/** Some fields left out, as the marketplace's mistakes would. */
+function sparse (g: G, row: Record<string, unknown>): Record<string, unknown> {
+  if (clean) return row
+  for (const key of Object.keys(row)) if (coin(g, 3)) delete row[key]
+  return row
+}
+
+function itemRow (g: G): unknown {
+  if (!clean && coin(g, 4)) return wild(g)
+  // In a clean slab maxQuantity is null or the largest quantity: never below minQuantity.
+  const slab = (g: G) => sparse(g, {
+    minQuantity: mostly(g, QUANTITY, 6),
+    maxQuantity: coin(g, 30) ? null : clean ? '99999999999.999' : mostly(g, QUANTITY),
+    price: mostly(g, MONEY, 7)
+  })
+  const offer = (g: G) => sparse(g, {
+    id: smallId(g, 40),
+    purchasePrice: mostly(g, MONEY, 7),
+    mrpPriceAmount: mostly(g, MONEY, 7),
+    finalPriceWithTax: mostly(g, MONEY, 7),
+    currency: mostly(g, ['INR', 'USD', 'inr', 'RUPEE'], 2),
+    priceRange: listOf(g, 3, slab)
+  })
+  const unit = (g: G) => sparse(g, {
+    id: smallId(g, 30),
+    name: mostly(g, ['Piece', 'Case', ''], 2),
+    multiplier: mostly(g, QUANTITY, 6),
+    // Two base units in one SKU is a refusal of its own: a clean unit is never the base.
+    isBaseUnit: mostly(g, [false, true], 1)
+  })
+  const sku = (g: G) => sparse(g, {
+    id: smallId(g, 30),
+    skuNickName: mostly(g, ['Sku', 'Ünï ☃']),
+    images: listOf(g, 2, (g) => mostly(g, ['https://img/a.jpg', ''], 1)),
+    tags: listOf(g, 2, (g) => mostly(g, ['tea', 'x\u0000'], 1)),
+    itemSellingUnits: listOf(g, 2, unit),
+    offers: listOf(g, 3, offer)
+  })
+  return sparse(g, {
+    id: smallId(g, 20),
+    companyId: clean ? g(fc.integer, { min: 1, max: 4 }) : companyId(g),
+    itemName: mostly(g, ['Tea', 'Coffee']),
+    skus: listOf(g, 2, sku)
+  })
+}
+
+function dealRow (g: G): unknown {
+  if (!clean && coin(g, 4)) return wild(g)
+  return sparse(g, {
+    id: smallId(g, 15),
+    companyId: clean ? g(fc.integer, { min: 1, max: 4 }) : companyId(g),
+    offerId: smallId(g, 40),
+    dealDate: mostly(g, ['2024-06-30', '2024-02-29', '2023-02-29', '2024-6-1', '0000-01-01'], 2),
+    dealPrice: mostly(g, MONEY, 7),
+    maxQuantity: mostly(g, QUANTITY, 6)
+  })
+}
+
+t.test('fuzzed catalogue and deal bodies: never a 5xx, every answer by the per-row rules, records stay their seller\'s', async (t) => {
+  const { app, database } = await build(t)
+  const key = await platformKey(database)
+  const base = await listen(app)
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const sellers = await send(base, {
+    method: 'PUT',
+    path: PLATFORM_SELLERS_PATH,
+    headers,
+    body: JSON.stringify([1, 2, 3].map((id) =>
+      ({ companyId: id, name: `S${id}`, status: 'ACTIVE', takeRate: 0, autoRejectEnabled: false, stores: [] })))
+  })
+  t.equal(sellers.status, 200)
+  const statuses = new Map<string, number>()
+  await fc.assert(fc.asyncProperty(fc.gen(), async (g) => {
+    const catalogue = coin(g, 60)
+    clean = coin(g, 50)
+    // Now and then orders grab some of every deal, so that rows meet a grabbed quantity.
+    if (!catalogue && coin(g, 3)) await database.sql`update daily_deals set grabbed_quantity = least(max_quantity, 2)`
+    const rows = Array.from({ length: g(fc.integer, { min: 1, max: 8 }) }, () => catalogue ? itemRow(g) : dealRow(g))
+    let body = JSON.stringify(rows)
+    if (!clean && coin(g, 3)) body = pick(g, ['{}', '[]', 'null', '[', JSON.stringify({ rows }), body.slice(0, -1)])
+    const res = await send(base, { method: 'PUT', path: catalogue ? PLATFORM_CATALOGUE_PATH : PLATFORM_DEALS_PATH, headers, body })
+    for (const e of res.json?.data?.errors ?? []) statuses.set(e.code, (statuses.get(e.code) ?? 0) + 1)
+    const problem = responseProblem(res) ?? (res.status === 200 || res.status === 400 ? null : `status ${res.status}`) ??
+      rowsProblem(res.status, res.json, rows.length) ??
+      (res.status === 400 && res.json?.data !== undefined ? 'a 400 with data' : null)
+    if (problem) throw new Error(`${problem}\nbody: ${body.slice(0, 500)}`)
+  }), { seed: fuzzSeed(3011), numRuns: fuzzRuns(2000), endOnFailure: true })
+  const [counts] = await database.sql`select (select count(*)::int from items) as items,
+    (select count(*)::int from offers) as offers, (select count(*)::int from daily_deals) as deals`
+  t.ok(counts.items > 0 && counts.offers > 0 && counts.deals > 0, `the fuzz reached the writes (${JSON.stringify(counts)})`)
+  t.ok(statuses.size >= 10, `many refusals met: ${[...statuses.keys()].sort().join(' ')}`)
+  t.same(await database.sql`select o.id from offers o join skus k on k.id = o.sku_id join items i on i.id = k.item_id
+    where o.seller_id <> k.seller_id or k.seller_id <> i.seller_id`, [], 'every offer is its SKU\'s and item\'s seller\'s')
+  t.same(await database.sql`select d.id from daily_deals d join offers o on o.id = d.offer_id
+    where d.seller_id <> o.seller_id or d.grabbed_quantity > d.max_quantity`, [], 'every deal on its seller\'s offer, within its max')
+})

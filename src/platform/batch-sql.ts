@@ -21,7 +21,12 @@ export const KeySpace = {
   seller: 0x5e11e5,
   store: 0x5707e5,
   retailer: 0x7e7a11,
-  shop: 0x5409
+  shop: 0x5409,
+  item: 0x173e5,
+  sku: 0x5c0e5,
+  offer: 0x0ffe5,
+  sellingUnit: 0x0417e5,
+  deal: 0xdea1e5
 } as const
 
 /** Transaction-scoped advisory locks on every (space, id) of a batch, in the global order, in one statement. */
@@ -33,11 +38,4 @@ export async function lockKeys (tx: Tx, keys: Array<{ space: number, ids: number
     ${sql.join(parts, sql` union all `)} order by 1, 2) k`)
 }
 
-export type SequencedTable = 'sellers' | 'stores' | 'retailers' | 'shops'
-
-/** The ids are the marketplace's; a row made without one (the demo seed) must never draw one of them. */
-export async function advanceSequence (tx: Tx, table: SequencedTable): Promise<void> {
-  await tx.execute(sql`select setval(pg_get_serial_sequence(${table}, 'id'), m.id)
-    from (select max(id) as id from ${sql.identifier(table)}) m
-    where m.id > (select last_value from ${sql.identifier(`${table}_id_seq`)})`)
-}
+export { advanceSequence } from '../db/advance-sequence.js'

@@ -1,5 +1,5 @@
 import { isStorableText } from '../db/storable-text.js'
-import { MAX_ID, TEXT_MAX_LENGTH } from './texts.js'
+import { IMAGE_MAX_LENGTH, MAX_ID, TEXT_MAX_LENGTH } from './texts.js'
 
 /*
  * Pure checks of single values shared by the platform's row checks. Each answers the value as it is
@@ -35,4 +35,44 @@ export function decimalValue (value: unknown, maxDecimals: number): string | und
   if (fraction.length > maxDecimals) return undefined
   const zero = whole === '0' && fraction === ''
   return `${m[1] === '-' && !zero ? '-' : ''}${whole}${fraction === '' ? '' : `.${fraction}`}`
+}
+
+/** Whole digits of a canonical decimal: numeric(14,2) holds 12, numeric(14,3) 11. */
+function boundedDecimal (value: unknown, decimals: number, wholeDigits: number): string | undefined {
+  const text = decimalValue(value, decimals)
+  if (text === undefined || text.startsWith('-')) return undefined
+  return text.split('.')[0].length <= wholeDigits ? text : undefined
+}
+
+/** Money as numeric(14,2) stores it: 0 to 999999999999.99, canonical text. */
+export const moneyValue = (value: unknown): string | undefined => boundedDecimal(value, 2, 12)
+
+/** A quantity as numeric(14,3) stores it: 0 to 99999999999.999, canonical text. */
+export const quantityValue = (value: unknown): string | undefined => boundedDecimal(value, 3, 11)
+
+export function positiveQuantityValue (value: unknown): string | undefined {
+  const text = quantityValue(value)
+  return text === undefined || text === '0' ? undefined : text
+}
+
+export function currencyValue (value: unknown): string | undefined {
+  return typeof value === 'string' && /^[A-Z]{3}$/.test(value) ? value : undefined
+}
+
+/** An image URL: any storable text up to IMAGE_MAX_LENGTH ('bad' as textValue). */
+export function imageValue (value: unknown): string | 'bad' | undefined {
+  if (typeof value !== 'string' || value.length === 0 || value.length > IMAGE_MAX_LENGTH) return undefined
+  return isStorableText(value) ? value : 'bad'
+}
+
+/** A calendar date written YYYY-MM-DD that exists (2024-02-30 does not), year 1 to 9999. */
+export function dateValue (value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value)
+  if (!m) return undefined
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  const date = new Date(0)
+  date.setUTCFullYear(year, month - 1, day)
+  const exists = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+  return year >= 1 && exists ? value : undefined
 }

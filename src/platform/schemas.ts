@@ -1,13 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  MAX_ID, MAX_PLATFORM_ROWS, MAX_SHOPS_PER_RETAILER, MAX_STORES_PER_SELLER, PHONE_PATTERN, TEXT_MAX_LENGTH
+  IMAGE_MAX_LENGTH, MAX_ID, MAX_IMAGES_PER_SKU, MAX_OFFERS_PER_SKU, MAX_PLATFORM_ROWS, MAX_SHOPS_PER_RETAILER,
+  MAX_SKUS_PER_ITEM, MAX_SLABS_PER_OFFER, MAX_STORES_PER_SELLER, MAX_TAGS_PER_SKU, MAX_UNITS_PER_SKU, PHONE_PATTERN,
+  TEXT_MAX_LENGTH
 } from './texts.js'
 
 /*
  * TypeBox schemas of the platform routes (spec/platform.md): the rows, the request arrays and the one
  * answer shape every platform bulk route shares. Rows are checked one by one in code (seller-row.ts,
- * points-row.ts) so that a bad row is that row's error and never the request's; these schemas document
- * the contract (OpenAPI, the client's types, the schema gate).
+ * points-row.ts, catalogue-row.ts, deal-row.ts) so that a bad row is that row's error and never the
+ * request's; these schemas document the contract (OpenAPI, the client's types, the schema gate).
  */
 
 const Id = Type.Integer({ minimum: 1, maximum: MAX_ID })
@@ -70,6 +72,62 @@ export const PlatformRetailerSchema = Type.Object({
     'Every field is required; firstName, lastName, phone and whatsapp may be null'
 })
 export type PlatformRetailer = Static<typeof PlatformRetailerSchema>
+const UNSIGNED = '^[+]?(?:\\d+\\.?\\d*|\\.\\d+)$'
+const Money = (description: string) => NumericText(UNSIGNED, `${description}; 0 to 999999999999.99, at most 2 decimals`)
+const Quantity = (description: string) => NumericText(UNSIGNED, `${description}; at most 3 decimals`)
+
+export const PlatformPriceSlabSchema = Type.Object({
+  minQuantity: Quantity('From this quantity'),
+  maxQuantity: Type.Union([Quantity('Up to this quantity, at least minQuantity'), Type.Null()]),
+  price: Money('The unit price in this slab')
+}, { title: 'PlatformPriceSlab', description: 'A quantity slab of the offer\'s price; maxQuantity null: no upper bound' })
+
+export const PlatformOfferSchema = Type.Object({
+  id: Id,
+  purchasePrice: Money('Price the retailer pays'),
+  mrpPriceAmount: Money('Maximum retail price'),
+  finalPriceWithTax: Money('Price with tax'),
+  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, such as INR' }),
+  priceRange: Type.Array(PlatformPriceSlabSchema, { maxItems: MAX_SLABS_PER_OFFER })
+}, { title: 'PlatformOffer', description: 'An offer of the SKU, by the marketplace\'s id (its sync ID is the seller\'s)' })
+
+export const PlatformSellingUnitSchema = Type.Object({
+  id: Id,
+  name: Text,
+  multiplier: Quantity('How many base units this unit holds, greater than 0'),
+  isBaseUnit: Type.Boolean({ description: 'At most one unit of a SKU is its base unit' })
+}, { title: 'PlatformSellingUnit' })
+
+export const PlatformSkuSchema = Type.Object({
+  id: Id,
+  skuNickName: Text,
+  images: Type.Array(Type.String({ minLength: 1, maxLength: IMAGE_MAX_LENGTH }), { maxItems: MAX_IMAGES_PER_SKU }),
+  tags: Type.Array(Text, { maxItems: MAX_TAGS_PER_SKU }),
+  itemSellingUnits: Type.Array(PlatformSellingUnitSchema, { maxItems: MAX_UNITS_PER_SKU }),
+  offers: Type.Array(PlatformOfferSchema, { maxItems: MAX_OFFERS_PER_SKU })
+}, { title: 'PlatformSku' })
+
+export const PlatformItemSchema = Type.Object({
+  id: Id,
+  companyId: Id,
+  itemName: Text,
+  skus: Type.Array(PlatformSkuSchema, { maxItems: MAX_SKUS_PER_ITEM })
+}, {
+  title: 'PlatformItem',
+  description: 'An item of a seller\'s catalogue with its SKUs, their selling units and offers, each keyed by the ' +
+    'marketplace\'s id: added or updated, never removed by leaving it out; an id never moves to another seller or parent'
+})
+export type PlatformItem = Static<typeof PlatformItemSchema>
+
+export const PlatformDealSchema = Type.Object({
+  id: Id,
+  companyId: Id,
+  offerId: Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'An offer of the seller companyId' }),
+  dealDate: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'The day of the deal, YYYY-MM-DD (a date that exists)' }),
+  dealPrice: Money('The deal\'s unit price'),
+  maxQuantity: Quantity('How much may be grabbed on the day, greater than 0 and never below what is already grabbed')
+}, { title: 'PlatformDeal', description: 'A daily deal on an offer, keyed by id; its grabbed quantity is the orders\'' })
+export type PlatformDeal = Static<typeof PlatformDealSchema>
 
 const rowsOf = <T extends ReturnType<typeof Type.Object>>(row: T, title: string, description: string) =>
   Type.Array(row, { title, description, minItems: 1, maxItems: MAX_PLATFORM_ROWS })
@@ -81,11 +139,17 @@ export const PlatformPointsRequestSchema = rowsOf(PlatformPointsSchema, 'Platfor
 export const PlatformRetailersRequestSchema = rowsOf(PlatformRetailerSchema, 'PlatformRetailersRequest',
   `1 to ${MAX_PLATFORM_ROWS} retailer rows; each is checked on its own and a bad row is reported by index`)
 
+export const PlatformCatalogueRequestSchema = rowsOf(PlatformItemSchema, 'PlatformCatalogueRequest',
+  `1 to ${MAX_PLATFORM_ROWS} item rows; each is checked on its own (the whole item: one bad offer refuses it) ` +
+  'and a bad row is reported by index')
+export const PlatformDealsRequestSchema = rowsOf(PlatformDealSchema, 'PlatformDealsRequest',
+  `1 to ${MAX_PLATFORM_ROWS} deal rows; each is checked on its own and a bad row is reported by index`)
+
 export const PlatformRowErrorSchema = Type.Object({
   index: Type.Integer({ minimum: 0, description: 'Position of the row in the request array, from 0' }),
   id: Type.Union([Type.Integer(), Type.String(), Type.Null()], {
-    description: 'The row\'s own id when it has a usable one (a seller\'s companyId, a points row\'s reference, a retailer\'s id), ' +
-      'else null'
+    description: 'The row\'s own id when it has a usable one (a seller\'s companyId, a points row\'s reference, ' +
+      'a retailer\'s, an item\'s or a deal\'s id), else null'
   }),
   error: Type.String({ description: 'Every broken field of the row, one sentence each, naming the field' }),
   code: Type.String({ description: 'The first problem\'s code (README "Error codes")' })

@@ -26,10 +26,28 @@ export const MAX_SHOPS_PER_RETAILER = 1000
  */
 export const PHONE_PATTERN = /^\+[0-9]{6,19}$/
 
+/*
+ * The lists of a catalogue row, each bounded so that one row stays one sane unit of work; the request's
+ * body limit bounds their product. Generous for a wholesale catalogue (a SKU with 100 offers is many).
+ */
+export const MAX_SKUS_PER_ITEM = 100
+export const MAX_OFFERS_PER_SKU = 100
+export const MAX_UNITS_PER_SKU = 20
+export const MAX_SLABS_PER_OFFER = 20
+export const MAX_IMAGES_PER_SKU = 20
+export const MAX_TAGS_PER_SKU = 50
+/** An image is a URL: longer than a name may be. */
+export const IMAGE_MAX_LENGTH = 2048
+/** Money is numeric(14,2), a quantity numeric(14,3): the largest of each as text. */
+export const MAX_MONEY = '999999999999.99'
+export const MAX_QUANTITY = '99999999999.999'
+
 export const PlatformText = {
   sellersUpserted: 'Sellers upserted',
   pointsRecorded: 'Points recorded',
   retailersUpserted: 'Retailers upserted',
+  catalogueUpserted: 'Catalogue upserted',
+  dealsUpserted: 'Deals upserted',
   notAnArray: (what: string) => `Request body must be a non-empty JSON array of ${what}`,
   tooManyRows: (got: number) => `Too many rows: at most ${MAX_PLATFORM_ROWS} per request, got ${got}`
 } as const
@@ -41,6 +59,9 @@ export const PlatformCode = {
 
 const textRule = `a non-empty string of at most ${TEXT_MAX_LENGTH} characters`
 const idRule = `a positive integer of at most ${MAX_ID}`
+const numericForm = '(a JSON number or a numeric string)'
+const moneyRule = `a number from 0 to ${MAX_MONEY} with at most 2 decimals ${numericForm}`
+const quantityRule = (least: string) => `a number ${least} to ${MAX_QUANTITY} with at most 3 decimals ${numericForm}`
 
 export const PlatformRowErrors = itemErrors({
   notAnObject: ['ROW_NOT_OBJECT', 'Row must be a JSON object'],
@@ -89,7 +110,45 @@ export const PlatformRowErrors = itemErrors({
     `id ${id} already appears in the row at index ${index} with another ${fields}: ` +
     'the rows of one retailer must agree on name, firstName, lastName, phone, whatsapp and shops'],
   shopOfAnotherRetailer: ['SHOP_OF_ANOTHER_RETAILER',
-    (i: number, id: number) => `shops[${i}].id ${id} belongs to another retailer`]
+    (i: number, id: number) => `shops[${i}].id ${id} belongs to another retailer`],
+
+  // Catalogue and deals. `field` is the path of the value in the row (`skus[1].offers[0].id`).
+  id: ['INVALID_ID', (field: string) => `${field} must be ${idRule}`],
+  list: ['INVALID_LIST', (field: string, max: number, what: string) => `${field} must be an array of at most ${max} ${what}`],
+  element: ['INVALID_LIST', (field: string) => `${field} must be a JSON object`],
+  image: ['INVALID_IMAGE', (field: string) => `${field} must be a non-empty string of at most ${IMAGE_MAX_LENGTH} characters`],
+  tag: ['INVALID_TAG', (field: string) => `${field} must be ${textRule}`],
+  money: ['INVALID_MONEY', (field: string) => `${field} must be ${moneyRule}`],
+  quantity: ['INVALID_QUANTITY', (field: string) => `${field} must be ${quantityRule('from 0')}`],
+  positiveQuantity: ['INVALID_QUANTITY', (field: string) => `${field} must be ${quantityRule('greater than 0 and up')}`],
+  slabBounds: ['INVALID_PRICE_RANGE', (field: string) => `${field}.maxQuantity must be null or at least ${field}.minQuantity`],
+  currency: ['INVALID_CURRENCY', (field: string) => `${field} must be a 3-letter uppercase currency code such as "INR"`],
+  baseUnit: ['INVALID_BASE_UNIT', (field: string) => `${field} must be true or false`],
+  baseUnitTwice: ['DUPLICATE_BASE_UNIT', (field: string, earlier: string) =>
+    `${field} is true, but ${earlier} is already the base unit of this SKU: a SKU has at most one`],
+  itemIdTwice: ['DUPLICATE_ITEM_ID', (id: number, index: number) => `id ${id} already appears in the row at index ${index}`],
+  skuIdTwiceInRow: ['DUPLICATE_SKU_ID', (field: string, id: number) => `${field} ${id} appears twice in this row`],
+  skuIdTwiceInRequest: ['DUPLICATE_SKU_ID', (field: string, id: number, index: number) =>
+    `${field} ${id} already appears in the row at index ${index}`],
+  offerIdTwiceInRow: ['DUPLICATE_OFFER_ID', (field: string, id: number) => `${field} ${id} appears twice in this row`],
+  offerIdTwiceInRequest: ['DUPLICATE_OFFER_ID', (field: string, id: number, index: number) =>
+    `${field} ${id} already appears in the row at index ${index}`],
+  unitIdTwiceInRow: ['DUPLICATE_SELLING_UNIT_ID', (field: string, id: number) => `${field} ${id} appears twice in this row`],
+  unitIdTwiceInRequest: ['DUPLICATE_SELLING_UNIT_ID', (field: string, id: number, index: number) =>
+    `${field} ${id} already appears in the row at index ${index}`],
+  itemOfAnotherSeller: ['ITEM_OF_ANOTHER_SELLER', (id: number) => `id ${id} belongs to another seller`],
+  skuOfAnotherItem: ['SKU_OF_ANOTHER_ITEM', (field: string, id: number) => `${field} ${id} belongs to another item`],
+  offerOfAnotherSku: ['OFFER_OF_ANOTHER_SKU', (field: string, id: number) => `${field} ${id} belongs to another SKU`],
+  unitOfAnotherSku: ['SELLING_UNIT_OF_ANOTHER_SKU', (field: string, id: number) => `${field} ${id} belongs to another SKU`],
+  dealDate: ['INVALID_DATE', 'dealDate must be a date that exists, written YYYY-MM-DD (such as "2024-06-30")'],
+  dealIdTwice: ['DUPLICATE_DEAL_ID', (id: number, index: number) => `id ${id} already appears in the row at index ${index}`],
+  dealOfAnotherSeller: ['DEAL_OF_ANOTHER_SELLER', (id: number) => `id ${id} belongs to another seller`],
+  offerNotFound: ['OFFER_NOT_FOUND', (offerId: number, companyId: number) =>
+    `offerId ${offerId} is not an offer of companyId ${companyId}`],
+  belowGrabbed: ['DEAL_BELOW_GRABBED', (maxQuantity: string, grabbed: string) =>
+    `maxQuantity ${maxQuantity} is below the quantity already grabbed of this deal (${grabbed})`],
+  offerOfGrabbedDeal: ['DEAL_OFFER_LOCKED', (from: number, to: number) =>
+    `offerId cannot change from ${from} to ${to}: the deal has already been grabbed by an order`]
 })
 export type PlatformRowErrorCode = CodeOf<typeof PlatformRowErrors>
 export type PlatformRowError = ItemError<PlatformRowErrorCode>

@@ -1,7 +1,9 @@
 import type { Config } from '../config.js'
 import { badRequest, RequestError } from '../errors.js'
 import { PlatformRowErrors as E, PlatformCode, PlatformText, MAX_PLATFORM_ROWS } from '../platform/texts.js'
-import type { PlatformBatchData, PlatformPoints, PlatformRetailer, PlatformSeller } from '../platform/schemas.js'
+import type {
+  PlatformBatchData, PlatformDeal, PlatformItem, PlatformPoints, PlatformRetailer, PlatformSeller
+} from '../platform/schemas.js'
 import { success } from '../rest-envelope.js'
 import type { PlatformBatchResponse } from './rest-contract.js'
 import { commonResponses, failureExample, type EndpointDoc, type ResponseDoc } from './rest-docs.js'
@@ -44,9 +46,11 @@ export function platformResponses (config: Config, what: string, processed: Plat
 export const rowError = (index: number, id: number | string | null, { code, text }: { code: string, text: string }) =>
   ({ index, id, error: text, code })
 
-export function platformDocs (config: Config): {
-  platformSellers: EndpointDoc, platformPoints: EndpointDoc, platformRetailers: EndpointDoc
-} {
+type PlatformDocs = Record<
+  'platformSellers' | 'platformPoints' | 'platformRetailers' | 'platformCatalogue' | 'platformDeals', EndpointDoc
+>
+
+export function platformDocs (config: Config): PlatformDocs {
   const sellers: PlatformSeller[] = [
     {
       companyId: 101,
@@ -61,6 +65,36 @@ export function platformDocs (config: Config): {
   const points: PlatformPoints[] = [
     { companyId: 101, amount: '5000.00', reference: 'TOPUP-2024-0001' },
     { companyId: 101, amount: -120.5, reference: 'ADJ-2024-0007' }
+  ]
+  const catalogue: PlatformItem[] = [{
+    id: 5001,
+    companyId: 101,
+    itemName: 'Assam Tea',
+    skus: [{
+      id: 6001,
+      skuNickName: 'Assam Tea 1 kg',
+      images: ['https://cdn.example.com/assam-1kg.jpg'],
+      tags: ['tea', 'assam'],
+      itemSellingUnits: [
+        { id: 7001, name: 'Pack', multiplier: 1, isBaseUnit: true },
+        { id: 7002, name: 'Case', multiplier: '12', isBaseUnit: false }
+      ],
+      offers: [{
+        id: 8001,
+        purchasePrice: '80.10',
+        mrpPriceAmount: 120,
+        finalPriceWithTax: '105.25',
+        currency: 'INR',
+        priceRange: [
+          { minQuantity: 1, maxQuantity: 9, price: '105.25' },
+          { minQuantity: 10, maxQuantity: null, price: 99.5 }
+        ]
+      }]
+    }]
+  }]
+  const deals: PlatformDeal[] = [
+    { id: 9001, companyId: 101, offerId: 8001, dealDate: '2024-06-30', dealPrice: '95.00', maxQuantity: 500 },
+    { id: 9002, companyId: 101, offerId: 8001, dealDate: '2024-07-01', dealPrice: 94.5, maxQuantity: '2.5' }
   ]
   const batch = (inserted: number, updated: number, unchanged: number, errors: ReturnType<typeof rowError>[]) => ({
     received: inserted + updated + unchanged + errors.length,
@@ -96,6 +130,34 @@ export function platformDocs (config: Config): {
       responses: platformResponses(config, 'points rows',
         success(PlatformText.pointsRecorded, batch(1, 0, 0, [rowError(1, 'ADJ-2024-0007', E.belowZero('-120.50', '0.00'))])),
         success(PlatformText.pointsRecorded, batch(0, 0, 2, [])))
+    },
+    platformCatalogue: {
+      operationId: 'upsertPlatformCatalogue',
+      summary: 'Create or update items with their SKUs, selling units and offers',
+      description: `1 to ${MAX_PLATFORM_ROWS} item rows, each one item of the seller companyId with its SKUs, their ` +
+        'selling units and offers, every record keyed by the marketplace\'s id. Records are added or updated, never removed ' +
+        'by leaving them out; an id stored under another seller or parent refuses the row. The row is the unit: one bad ' +
+        'offer refuses the whole item. The sync IDs are the seller\'s and are never changed here. Platform key only.',
+      tag: 'Platform',
+      security: 'platformKeyBearer',
+      requestExamples: { item: { summary: 'An item with one SKU, two selling units and an offer with two slabs', value: catalogue } },
+      responses: platformResponses(config, 'item rows',
+        success(PlatformText.catalogueUpserted,
+          batch(1, 0, 0, [rowError(1, 5002, E.skuOfAnotherItem('skus[0].id', 6001))])),
+        success(PlatformText.catalogueUpserted, batch(0, 0, 1, [])))
+    },
+    platformDeals: {
+      operationId: 'upsertPlatformDeals',
+      summary: 'Create or update daily deals',
+      description: `1 to ${MAX_PLATFORM_ROWS} rows keyed by the deal's id, each stating the whole deal on an offer of ` +
+        'the seller companyId. The grabbed quantity is the orders\': maxQuantity never goes below it, and a deal an order ' +
+        'has grabbed keeps its offer. A row equal to what is stored is unchanged and writes nothing. Platform key only.',
+      tag: 'Platform',
+      security: 'platformKeyBearer',
+      requestExamples: { deals: { summary: 'Two days of deals on one offer', value: deals } },
+      responses: platformResponses(config, 'deal rows',
+        success(PlatformText.dealsUpserted, batch(1, 0, 0, [rowError(1, 9002, E.belowGrabbed('2.5', '4'))])),
+        success(PlatformText.dealsUpserted, batch(0, 0, 2, [])))
     },
     platformRetailers: retailersDoc(config, batch)
   }

@@ -6,6 +6,8 @@ import { OrderText } from '../platform/order-texts.js'
 import { placeOrders } from '../platform/place-orders.js'
 import type { PlatformBatchData } from '../platform/schemas.js'
 import { MAX_PLATFORM_ROWS, PlatformCode, PlatformText } from '../platform/texts.js'
+import { upsertCatalogue } from '../platform/upsert-catalogue.js'
+import { upsertDeals } from '../platform/upsert-deals.js'
 import { upsertSellers } from '../platform/upsert-sellers.js'
 import { upsertRetailers } from '../platform/upsert-retailers.js'
 import { withIdempotency } from '../plugins/idempotency.js'
@@ -82,6 +84,10 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
       () => {})
     return sendBatch(reply, outcome)
   })
+  route(restEndpoints.platformCatalogue, 'item rows', PlatformText.catalogueUpserted,
+    (rows, idempotency) => upsertCatalogue(db, rows, { idempotency }))
+  route(restEndpoints.platformDeals, 'deal rows', PlatformText.dealsUpserted,
+    (rows, idempotency) => upsertDeals(db, rows, { idempotency }))
 }
 
 export default platformRoutes

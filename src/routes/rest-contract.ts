@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import {
-  PlatformBatchDataSchema, PlatformPointsRequestSchema, PlatformSellersRequestSchema,
-  PlatformRetailersRequestSchema
+  PlatformBatchDataSchema, PlatformCatalogueRequestSchema, PlatformDealsRequestSchema, PlatformPointsRequestSchema,
+  PlatformRetailersRequestSchema, PlatformSellersRequestSchema
 } from '../platform/schemas.js'
 import { PlatformOrdersRequestSchema } from '../platform/order-schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
@@ -25,6 +25,8 @@ export const PLATFORM_POINTS_PATH = '/v2/platform/sellers/points'
 export const PLATFORM_ORDERS_PATH = '/v2/platform/orders'
 export const PLATFORM_ORDER_STATUS_PATH = '/v2/platform/orders/update-status'
 export const PLATFORM_RETAILERS_PATH = '/v2/platform/retailers'
+export const PLATFORM_CATALOGUE_PATH = '/v2/platform/catalogue'
+export const PLATFORM_DEALS_PATH = '/v2/platform/deals'
 
 export const StatusUpdateRequestSchema = Type.Object({
   order_status: Type.Array(StatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
@@ -135,6 +137,18 @@ export const restEndpoints = {
     method: 'PUT',
     path: PLATFORM_RETAILERS_PATH,
     request: PlatformRetailersRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformCatalogue: {
+    method: 'PUT',
+    path: PLATFORM_CATALOGUE_PATH,
+    request: PlatformCatalogueRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformDeals: {
+    method: 'PUT',
+    path: PLATFORM_DEALS_PATH,
+    request: PlatformDealsRequestSchema,
     responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
   }
 } satisfies Record<string, Endpoint>

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm'
+import { advanceSequence } from '../db/advance-sequence.js'
 import type { Tx } from '../db/client.js'
 import { enqueueNotifications, scheduleAutoRejections } from '../effects/enqueue.js'
 import { CHANNELS_OF, eventTypeOf, notificationEventId, type NotifyPayload } from '../effects/jobs.js'
@@ -191,10 +192,4 @@ function notifications (placements: Placement[]): NotifyPayload[] {
     reason: null,
     occurredAt
   })))
-}
-
-async function advanceSequence (tx: Tx, table: 'orders' | 'order_items'): Promise<void> {
-  await tx.execute(sql`select setval(pg_get_serial_sequence(${table}, 'id'), m.id)
-    from (select max(id) as id from ${sql.identifier(table)}) m
-    where m.id > (select last_value from ${sql.identifier(`${table}_id_seq`)})`)
 }

@@ -28,6 +28,20 @@ export type PlatformPointsRequest = PlatformPoints[]
  * @maxItems 1000
  */
 export type PlatformRetailersRequest = PlatformRetailer[]
+/**
+ * 1 to 1000 item rows; each is checked on its own (the whole item: one bad offer refuses it) and a bad row is reported by index
+ *
+ * @minItems 1
+ * @maxItems 1000
+ */
+export type PlatformCatalogueRequest = PlatformItem[]
+/**
+ * 1 to 1000 deal rows; each is checked on its own and a bad row is reported by index
+ *
+ * @minItems 1
+ * @maxItems 1000
+ */
+export type PlatformDealsRequest = PlatformDeal[]
 
 /**
  * Every named type of the REST contract
@@ -51,6 +65,14 @@ export interface RestContract {
   PlatformShop: PlatformShop
   PlatformRetailer: PlatformRetailer
   PlatformRetailersRequest: PlatformRetailersRequest
+  PlatformPriceSlab: PlatformPriceSlab
+  PlatformOffer: PlatformOffer
+  PlatformSellingUnit: PlatformSellingUnit
+  PlatformSku: PlatformSku
+  PlatformItem: PlatformItem
+  PlatformCatalogueRequest: PlatformCatalogueRequest
+  PlatformDeal: PlatformDeal
+  PlatformDealsRequest: PlatformDealsRequest
   PlatformRowError: PlatformRowError
   PlatformBatchData: PlatformBatchData
   PlatformBatchResponse: PlatformBatchResponse
@@ -298,13 +320,120 @@ export interface PlatformRetailer {
    */
   shops: PlatformShop[]
 }
+/**
+ * A quantity slab of the offer's price; maxQuantity null: no upper bound
+ */
+export interface PlatformPriceSlab {
+  /**
+   * From this quantity; at most 3 decimals
+   */
+  minQuantity: number | string
+  maxQuantity: (number | string) | null
+  /**
+   * The unit price in this slab; 0 to 999999999999.99, at most 2 decimals
+   */
+  price: number | string
+}
+/**
+ * An offer of the SKU, by the marketplace's id (its sync ID is the seller's)
+ */
+export interface PlatformOffer {
+  id: number
+  /**
+   * Price the retailer pays; 0 to 999999999999.99, at most 2 decimals
+   */
+  purchasePrice: number | string
+  /**
+   * Maximum retail price; 0 to 999999999999.99, at most 2 decimals
+   */
+  mrpPriceAmount: number | string
+  /**
+   * Price with tax; 0 to 999999999999.99, at most 2 decimals
+   */
+  finalPriceWithTax: number | string
+  /**
+   * ISO 4217 code, such as INR
+   */
+  currency: string
+  /**
+   * @maxItems 20
+   */
+  priceRange: PlatformPriceSlab[]
+}
+export interface PlatformSellingUnit {
+  id: number
+  name: string
+  /**
+   * How many base units this unit holds, greater than 0; at most 3 decimals
+   */
+  multiplier: number | string
+  /**
+   * At most one unit of a SKU is its base unit
+   */
+  isBaseUnit: boolean
+}
+export interface PlatformSku {
+  id: number
+  skuNickName: string
+  /**
+   * @maxItems 20
+   */
+  images: string[]
+  /**
+   * @maxItems 50
+   */
+  tags: string[]
+  /**
+   * @maxItems 20
+   */
+  itemSellingUnits: PlatformSellingUnit[]
+  /**
+   * @maxItems 100
+   */
+  offers: PlatformOffer[]
+}
+/**
+ * An item of a seller's catalogue with its SKUs, their selling units and offers, each keyed by the marketplace's id: added or updated, never removed by leaving it out; an id never moves to another seller or parent
+ */
+export interface PlatformItem {
+  id: number
+  companyId: number
+  itemName: string
+  /**
+   * @maxItems 100
+   */
+  skus: PlatformSku[]
+}
+/**
+ * A daily deal on an offer, keyed by id; its grabbed quantity is the orders'
+ */
+export interface PlatformDeal {
+  id: number
+  companyId: number
+  /**
+   * An offer of the seller companyId
+   */
+  offerId: number
+  /**
+   * The day of the deal, YYYY-MM-DD (a date that exists)
+   */
+  dealDate: string
+  /**
+   * The deal's unit price; 0 to 999999999999.99, at most 2 decimals
+   */
+  dealPrice: number | string
+  /**
+   * How much may be grabbed on the day, greater than 0 and never below what is already grabbed; at most 3 decimals
+   */
+  maxQuantity: number | string
+}
 export interface PlatformRowError {
   /**
    * Position of the row in the request array, from 0
    */
   index: number
   /**
-   * The row's own id when it has a usable one (a seller's companyId, a points row's reference, a retailer's id), else null
+   * The row's own id when it has a usable one (a seller's companyId, a points row's reference, a retailer's, an item's or a deal's id), else null
    */
   id: number | string | null
   /**
