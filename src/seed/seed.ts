@@ -1,6 +1,5 @@
 import { getTableName, sql } from 'drizzle-orm'
 import type { Database, Tx } from '../db/client.js'
-import { insertRows } from '../db/bulk.js'
 import { withSessionLock } from '../db/session-lock.js'
 import {
   dailyDeals, items, offers, orderItems, orders, orderStatusHistory, payoutSchedules, pointsLedger, refunds, retailers,
@@ -12,6 +11,8 @@ import { addPoints } from '../platform/add-points.js'
 import { placeOrders } from '../platform/place-orders.js'
 import type { PlatformBatchData } from '../platform/schemas.js'
 import { MAX_PLATFORM_ROWS } from '../platform/texts.js'
+import { upsertCatalogue } from '../platform/upsert-catalogue.js'
+import { upsertDeals } from '../platform/upsert-deals.js'
 import { upsertRetailers } from '../platform/upsert-retailers.js'
 import { upsertSellers } from '../platform/upsert-sellers.js'
 import { FIRST_NAMES, LAST_NAMES, LOCALITIES, PRODUCTS, SHOP_WORDS } from './catalogue.js'
@@ -20,9 +21,12 @@ import { Random } from './random.js'
 /*
  * Deterministic demo data: the same seed, order count and anchor give the same rows on an empty
  * database. Three sellers cover the cases the endpoints care about (plenty of points, too few points,
- * suspended). Rows are the tables' own insert types, written by the set-based bulk insert with ids
- * assigned here, so a million orders load in about two minutes; everything runs in one transaction, so a
- * failed seed leaves nothing.
+ * suspended). The seed is the marketplace's first client: every seller, store, points entry, retailer,
+ * shop, item, SKU, selling unit, offer, deal and order goes in through the platform's service functions
+ * (the ones the routes call), in batches of the API's size, with the marketplace's ids assigned here.
+ * Each batch commits on its own, as the marketplace's would; a seed stopped half-way leaves what it
+ * committed (run it on an empty database). bench/README.md compares its time with the table-insert seed
+ * it replaced.
  */
 
 export interface SeedOptions {
@@ -377,8 +381,9 @@ const ORDER_BATCH = MAX_PLATFORM_ROWS
 
 /**
  * The demo data, built through the services the platform routes call (upsertSellers, addPoints,
- * upsertRetailers, placeOrders): the seed is the marketplace's first client, and its data passes the
- * same checks. What the API cannot express is written straight into the tables, each place saying why.
+ * upsertRetailers, upsertCatalogue, upsertDeals, placeOrders): the seed is the marketplace's first client,
+ * and its data passes the same checks. What the API cannot express is written straight into the tables,
+ * each place saying why.
  */
 export async function seed (database: Database, options: SeedOptions): Promise<SeedSummary> {
   const log = options.log ?? (() => {})
@@ -405,17 +410,42 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
     for (let i = 0; i < rows.retailers.length; i += ORDER_BATCH) {
       allAccepted('retailers', await upsertRetailers(db, rows.retailers.slice(i, i + ORDER_BATCH)))
     }
-    await db.transaction(async (tx) => {
-      // The catalogue and deals: their platform routes land separately; until then the seed writes them here.
-      await insertRows(tx, items, rows.items)
-      await insertRows(tx, skus, rows.skus)
-      await insertRows(tx, offers, rows.offers)
-      await insertRows(tx, dailyDeals, rows.deals)
-      await insertRows(tx, sellingUnits, rows.units)
-      // Sync IDs are the seller's own (spec 2.2-2.6): no platform route sets them. The demo's sellers have
-      // synced most of their buyers.
-      await writeSyncIds(tx, rows.retailerLinks, rows.shopLinks)
-    })
+    const catalogue = rows.items.map((item) => ({
+      id: item.id,
+      companyId: item.sellerId,
+      itemName: item.itemName,
+      skus: rows.skus.filter((k) => k.itemId === item.id).map((k) => ({
+        id: k.id,
+        skuNickName: k.skuNickName,
+        images: k.images,
+        tags: k.tags,
+        itemSellingUnits: rows.units.filter((u) => u.skuId === k.id)
+          .map((u) => ({ id: u.id, name: u.name, multiplier: u.multiplier, isBaseUnit: u.isBaseUnit })),
+        offers: rows.offers.filter((o) => o.skuId === k.id).map((o) => ({
+          id: o.id,
+          purchasePrice: o.purchasePrice,
+          mrpPriceAmount: o.mrpPriceAmount,
+          finalPriceWithTax: o.finalPriceWithTax,
+          currency: o.currency,
+          priceRange: o.priceRange
+        }))
+      }))
+    }))
+    for (let i = 0; i < catalogue.length; i += ORDER_BATCH) {
+      allAccepted('catalogue', await upsertCatalogue(db, catalogue.slice(i, i + ORDER_BATCH)))
+    }
+    const deals = rows.deals.map((d) => ({
+      id: d.id,
+      companyId: d.sellerId,
+      offerId: d.offerId,
+      dealDate: d.dealDate,
+      dealPrice: d.dealPrice,
+      maxQuantity: d.maxQuantity
+    }))
+    allAccepted('deals', await upsertDeals(db, deals))
+    // Sync IDs are the seller's own (spec 2.2-2.6): no platform route sets them. The demo's sellers have
+    // synced most of their buyers and their whole catalogue.
+    await db.transaction((tx) => writeSyncIds(tx, rows))
     log(`catalogue: ${rows.sellers.length} sellers, ${rows.retailers.length} retailers, ${rows.offers.length} offers`)
 
     const firstOrderId = ids.orders
@@ -467,15 +497,22 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
   })
 }
 
-async function writeSyncIds (tx: Tx,
-  retailerLinks: Array<{ sellerId: number, retailerId: number, syncId: string | null }>,
-  shopLinks: Array<{ sellerId: number, shopId: number, syncId: string }>): Promise<void> {
+async function writeSyncIds (tx: Tx, rows: {
+  retailerLinks: Array<{ sellerId: number, retailerId: number, syncId: string | null }>
+  shopLinks: Array<{ sellerId: number, shopId: number, syncId: string }>
+  items: Array<{ id?: number, itemSyncId?: string | null }>
+  offers: Array<{ id?: number, offerSyncId?: string | null }>
+}): Promise<void> {
   await tx.execute(sql`update seller_retailers l set sync_id = v."syncId"
-    from json_to_recordset(${JSON.stringify(retailerLinks)}::json) as v("sellerId" int, "retailerId" int, "syncId" text)
+    from json_to_recordset(${JSON.stringify(rows.retailerLinks)}::json) as v("sellerId" int, "retailerId" int, "syncId" text)
     where l.seller_id = v."sellerId" and l.retailer_id = v."retailerId"`)
   await tx.execute(sql`update seller_shops l set sync_id = v."syncId"
-    from json_to_recordset(${JSON.stringify(shopLinks)}::json) as v("sellerId" int, "shopId" int, "syncId" text)
+    from json_to_recordset(${JSON.stringify(rows.shopLinks)}::json) as v("sellerId" int, "shopId" int, "syncId" text)
     where l.seller_id = v."sellerId" and l.shop_id = v."shopId"`)
+  await tx.execute(sql`update items i set item_sync_id = v."itemSyncId"
+    from json_to_recordset(${JSON.stringify(rows.items)}::json) as v(id int, "itemSyncId" text) where i.id = v.id`)
+  await tx.execute(sql`update offers o set offer_sync_id = v."offerSyncId"
+    from json_to_recordset(${JSON.stringify(rows.offers)}::json) as v(id int, "offerSyncId" text) where o.id = v.id`)
 }
 
 /** True when the database holds no seller yet (start-up seeds demo data only then). */
