@@ -204,7 +204,7 @@ function planSellers (rnd: Random, ids: Ids, orderTotal: number, dealDate: strin
       let dealId: number | null = null
       if (i % 6 === 0) {
         dealId = ids.dailyDeals++
-        rows.deals.push({ id: dealId, sellerId, offerId, dealDate, dealPrice: paise(Math.round(withTax * 0.9)), maxQuantity: '100000', grabbedQuantity: '0' })
+        rows.deals.push({ id: dealId, sellerId, offerId, dealDate, dealPrice: paise(Math.round(withTax * 0.9)), maxQuantity: '100000000', grabbedQuantity: '0' })
       }
       offerInfos.push({ id: offerId, skuId, itemId, pricePaise: p.pricePaise, gst: p.gst, cess: p.cess, dealId })
     })
