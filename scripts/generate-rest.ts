@@ -8,8 +8,9 @@ import {
   PlatformPriceSlabSchema, PlatformRetailerSchema, PlatformRowErrorSchema, PlatformSellerSchema,
   PlatformSellingUnitSchema, PlatformShopSchema, PlatformSkuSchema, PlatformStoreSchema
 } from '../src/platform/schemas.js'
+import { PlatformOrderLineSchema, PlatformOrderSchema } from '../src/platform/order-schemas.js'
 import { SyncDataSchema, SyncRequestSchema } from '../src/shipments/schemas.js'
-import { BatchDataSchema, StatusUpdateItemSchema } from '../src/status-update/schemas.js'
+import { BatchDataSchema, PlatformStatusUpdateItemSchema, StatusUpdateItemSchema } from '../src/status-update/schemas.js'
 import {
   OutstandingShipmentRecord, RowErrors
 } from '../src/shipments/sync-row.js'
@@ -66,7 +67,12 @@ const named: Record<string, unknown> = {
   PlatformDealsRequest: contract.restEndpoints.platformDeals.request,
   PlatformRowError: PlatformRowErrorSchema,
   PlatformBatchData: PlatformBatchDataSchema,
-  PlatformBatchResponse: contract.PlatformBatchResponseSchema
+  PlatformBatchResponse: contract.PlatformBatchResponseSchema,
+  PlatformOrderLine: PlatformOrderLineSchema,
+  PlatformOrder: PlatformOrderSchema,
+  PlatformOrdersRequest: contract.restEndpoints.platformOrders.request,
+  PlatformStatusUpdateItem: PlatformStatusUpdateItemSchema,
+  PlatformStatusUpdateRequest: contract.PlatformStatusUpdateRequestSchema
 }
 
 /**

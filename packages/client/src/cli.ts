@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { createClient, OrderExchangeError, type SyncRow } from './index.js'
+import { createClient, createPlatformClient, OrderExchangeError, type SyncRow } from './index.js'
+import { importFile } from './platform-import.js'
 
 /*
  * order-exchange-client: the client for integrations that are not TypeScript shops.
  *
  *   order-exchange-client orders export --from 2026-11-01 --to 2026-11-30 > orders.ndjson
  *   order-exchange-client shipments sync rows.csv      (or rows.json, or - for JSON on stdin)
+ *   order-exchange-client platform import records.ndjson   (the marketplace: a mixed file, platform key)
  *
  * The base address and credentials come from --base-url/--token/--api-key or ORDER_EXCHANGE_BASE_URL,
  * ORDER_EXCHANGE_ACCESS_TOKEN, ORDER_EXCHANGE_API_KEY. Exit codes: 0 done, 1 failed, 2 bad usage.
@@ -16,7 +18,11 @@ import { createClient, OrderExchangeError, type SyncRow } from './index.js'
 const USAGE = `usage:
   order-exchange-client orders export --from YYYY-MM-DD --to YYYY-MM-DD [--limit N]   one order per line (NDJSON) on stdout
   order-exchange-client shipments sync FILE.csv|FILE.json|-                           the merged result (JSON) on stdout
-options: --base-url URL  --token ACCESS_TOKEN  --api-key API_KEY  (or ORDER_EXCHANGE_BASE_URL, ORDER_EXCHANGE_ACCESS_TOKEN, ORDER_EXCHANGE_API_KEY)`
+  order-exchange-client platform import FILE.ndjson                                   one record a line with a "type" (seller, retailer,
+                                                                                      catalogue, deal, points, order, order-status), sent in that order;
+                                                                                      progress on stderr, the summary (JSON) on stdout
+options: --base-url URL  --token ACCESS_TOKEN  --api-key API_KEY  --platform-key PLATFORM_KEY
+  (or ORDER_EXCHANGE_BASE_URL, ORDER_EXCHANGE_ACCESS_TOKEN, ORDER_EXCHANGE_API_KEY, ORDER_EXCHANGE_PLATFORM_KEY)`
 
 class UsageError extends Error {}
 
@@ -86,6 +92,7 @@ export async function main (
         'base-url': { type: 'string' },
         token: { type: 'string' },
         'api-key': { type: 'string' },
+        'platform-key': { type: 'string' },
         from: { type: 'string' },
         to: { type: 'string' },
         limit: { type: 'string' },
@@ -109,6 +116,16 @@ export async function main (
       }
       err.write('\n')
       return 0
+    }
+    if (group === 'platform' && command === 'import') {
+      if (!file) throw new UsageError('platform import needs an NDJSON file')
+      const platformKey = values['platform-key'] ?? env.ORDER_EXCHANGE_PLATFORM_KEY
+      if (!platformKey) throw new UsageError('no platform key: --platform-key or ORDER_EXCHANGE_PLATFORM_KEY')
+      const summary = await importFile(createPlatformClient({ baseUrl, platformKey }), file, (line) => err.write(`${line}\n`))
+      out.write(`${JSON.stringify(summary)}\n`)
+      for (const bad of summary.badLines) err.write(`line ${bad.line}: ${bad.problem} (skipped)\n`)
+      const refused = Object.values(summary.types).some((t) => t.failed > 0)
+      return refused || summary.badLines.length > 0 ? 1 : 0
     }
     if (group === 'shipments' && command === 'sync') {
       if (!file) throw new UsageError('shipments sync needs a file (.csv or .json, or - for JSON on stdin)')

@@ -50,6 +50,7 @@ export function createClient (options: ClientOptions): OrderExchangeClient {
   }
 }
 
+export { createPlatformClient, PLATFORM_CHUNK, type PlatformBatchResult, type PlatformClient, type PlatformClientOptions } from './platform.js'
 export { MemoryCheckpointStore, type CheckpointStore, type PollCheckpoint, type PollWalk, type Position } from './checkpoint.js'
 export * from './errors.js'
 export type { RetryOptions } from './http.js'
@@ -63,3 +64,6 @@ export { checkRow, DEFAULT_SYNC_CHUNK, SYNC_CHUNK_BYTES, rowProblem, type Shipme
 export { MAX_STATUS_ITEMS, MAX_SYNC_ROWS, QUANTITY_PATTERN, RowErrorCode, SYNC_ID_MAX_LENGTH } from './generated/rules.js'
 export { OrderPageDocument as FullOrderPageDocument, type OrderListInput, type OrderPageQuery, type OrderStatus } from './generated/graphql.js'
 export type { RequestFailure, StatusUpdateItem, StatusUpdateResponse, SyncData, SyncResponse, SyncRow } from './generated/rest.js'
+export type {
+  PlatformDeal, PlatformItem, PlatformOrder, PlatformPoints, PlatformRetailer, PlatformSeller, PlatformStatusUpdateItem
+} from './generated/rest.js'

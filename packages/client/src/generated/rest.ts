@@ -42,6 +42,13 @@ export type PlatformCatalogueRequest = PlatformItem[]
  * @maxItems 1000
  */
 export type PlatformDealsRequest = PlatformDeal[]
+/**
+ * 1 to 1000 orders; each is checked on its own and a bad row is reported by index
+ *
+ * @minItems 1
+ * @maxItems 1000
+ */
+export type PlatformOrdersRequest = PlatformOrder[]
 
 /**
  * Every named type of the REST contract
@@ -76,6 +83,11 @@ export interface RestContract {
   PlatformRowError: PlatformRowError
   PlatformBatchData: PlatformBatchData
   PlatformBatchResponse: PlatformBatchResponse
+  PlatformOrderLine: PlatformOrderLine
+  PlatformOrder: PlatformOrder
+  PlatformOrdersRequest: PlatformOrdersRequest
+  PlatformStatusUpdateItem: PlatformStatusUpdateItem
+  PlatformStatusUpdateRequest: PlatformStatusUpdateRequest
 }
 /**
  * One order status update (spec 2.10)
@@ -474,4 +486,104 @@ export interface PlatformBatchResponse {
   statusCode: 200
   message: string
   data: PlatformBatchData
+}
+export interface PlatformOrderLine {
+  /**
+   * The marketplace's order item id, a string of digits as the read hands it out
+   */
+  id: string | number
+  offerId: number
+  /**
+   * Above 0, at most 3 decimals
+   */
+  quantity: number | string
+  /**
+   * A daily deal of the offer on the day of placedAt: its price, and its quantity grabbed
+   */
+  dealId?: number | null
+}
+/**
+ * One order to place, keyed by orderId: placed once, never edited by a re-send
+ */
+export interface PlatformOrder {
+  /**
+   * The marketplace's order id, a string of digits as the read hands it out
+   */
+  orderId: string | number
+  orderNumber: string
+  serviceOrderNumber: string
+  companyId: number
+  storeId: number
+  retailerId: number
+  /**
+   * A shop of the retailer, or null
+   */
+  shopId?: number | null
+  deliveryType: string
+  currencyCode: string
+  paymentMode: 'ONLINE_PAID' | 'PREPAID' | 'CASH_ON_DELIVERY'
+  /**
+   * Non-negative, at most 2 decimals
+   */
+  orderTotal: number | string
+  /**
+   * Non-negative, at most 2 decimals
+   */
+  orderTotalFinal: number | string
+  /**
+   * Non-negative, at most 2 decimals
+   */
+  orderTaxAmount: number | string
+  /**
+   * Non-negative, at most 2 decimals
+   */
+  orderCessAmount: number | string
+  /**
+   * Non-negative, at most 2 decimals
+   */
+  appliedPoints: number | string
+  /**
+   * Non-negative, at most 2 decimals
+   */
+  totalExtraCharges: number | string
+  /**
+   * At most 2 decimals, may be negative
+   */
+  roundOff: number | string
+  /**
+   * ISO-8601 with an offset (the read's createdAt)
+   */
+  placedAt: string
+  /**
+   * @minItems 1
+   * @maxItems 200
+   */
+  orderItems: PlatformOrderLine[]
+}
+/**
+ * One order moved by the marketplace: CANCELLED or DELIVERED
+ */
+export interface PlatformStatusUpdateItem {
+  /**
+   * Existing order ID: a positive integer (a string of digits is accepted too)
+   */
+  Order_id: number | string
+  /**
+   * The status the marketplace moves the order to (spec/platform.md)
+   */
+  Order_Status: 'CANCELLED' | 'DELIVERED'
+  /**
+   * Required, non-blank, when Order_Status is ORDER_REJECTED_BY_SELLER
+   */
+  reason?: string | null
+}
+/**
+ * 1 to 1000 orders of any seller moved to CANCELLED or DELIVERED, each independent
+ */
+export interface PlatformStatusUpdateRequest {
+  /**
+   * @minItems 1
+   * @maxItems 1000
+   */
+  order_status: PlatformStatusUpdateItem[]
 }
