@@ -9,7 +9,7 @@ import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.j
 import { LIVENESS_LOCK_CLASS } from '../src/effects/crash-recovery.js'
 import { createTestDatabaseUrl } from './helpers/test-server.js'
 import { freePort, ready, startServer, waitFor, type ServerProcess } from './helpers/server-process.js'
-import { credential } from './helpers/fixtures.js'
+import { credential, platformKey } from './helpers/fixtures.js'
 import { startReceiver } from './helpers/receiver.js'
 import { accept, createShop, reject } from './status-update/helpers.js'
 
@@ -88,6 +88,86 @@ t.test('backends terminated while a 1,000-order batch is in its transaction', as
   }
   t.equal(server.child.exitCode, null, 'the process never ended')
   t.notMatch(server.stdout() + server.stderr(), /uncaught|Cannot read properties of null/i)
+})
+
+t.test('backends terminated while the marketplace places 1,000 orders or cancels them: all or nothing, the re-send converges', async (t) => {
+  const { server, port, database } = await runServer(t)
+  const sql = database.sql
+  const key = await platformKey(database)
+  await sql`insert into sellers (id, name, points_balance) values (701, 'Fault Seller', 0)`
+  await sql`insert into stores (id, seller_id, name) values (7011, 701, 'Main')`
+  await sql`insert into retailers (id, name) values (7021, 'Buyer')`
+  await sql`insert into seller_retailers (seller_id, retailer_id) values (701, 7021)`
+  await sql`insert into items (id, seller_id, item_name) values (7031, 701, 'Tea')`
+  await sql`insert into skus (id, seller_id, item_id, sku_nick_name) values (7031, 701, 7031, 'Tea')`
+  await sql`insert into offers (id, seller_id, sku_id, purchase_price, mrp_price_amount, final_price_with_tax)
+    values (7031, 701, 7031, 1, 2, 2)`
+  await sql`insert into daily_deals (id, seller_id, offer_id, deal_date, deal_price, max_quantity)
+    values (7041, 701, 7031, '2026-11-25', 1, 100000)`
+  const call = (path: string, body: unknown) => fetch(`http://127.0.0.1:${port}${path}`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body)
+  }).then(async (res) => ({ status: res.status, body: await res.json() as any }))
+  const grabbed = async () => (await sql`select grabbed_quantity::int as q from daily_deals where id = 7041`)[0]!.q as number
+  let first = 1
+  for (const delayMs of [0, 20, 60, 150, 400]) {
+    const ids = Array.from({ length: 1000 }, (_, i) => first + i)
+    first += 1000
+    const rows = ids.map((id) => ({
+      orderId: String(id),
+      orderNumber: `F-${id}`,
+      serviceOrderNumber: `F-${id}`,
+      companyId: 701,
+      storeId: 7011,
+      retailerId: 7021,
+      shopId: null,
+      deliveryType: 'REGULAR',
+      currencyCode: 'INR',
+      paymentMode: 'ONLINE_PAID',
+      orderTotal: 2,
+      orderTotalFinal: 2,
+      orderTaxAmount: 0,
+      orderCessAmount: 0,
+      appliedPoints: 0,
+      totalExtraCharges: 0,
+      roundOff: 0,
+      placedAt: '2026-11-25T10:00:00Z',
+      orderItems: [{ id: String(id), offerId: 7031, quantity: 1, dealId: 7041 }]
+    }))
+    const before = await grabbed()
+    const answer = call('/v2/platform/orders', rows)
+    await new Promise((resolve) => setTimeout(resolve, delayMs))
+    await terminateServiceBackends(database)
+    const { status, body } = await answer
+    t.ok(status === 200 || status === 503, `placement, delay ${delayMs} ms: ${status}`)
+    const [{ n, h }] = await sql`select count(*)::int as n,
+      (select count(*)::int from order_status_history where order_id = any(${ids})) as h from orders where id = any(${ids})`
+    t.ok(n === 0 || n === 1000, `delay ${delayMs} ms: all or nothing (${n} placed)`)
+    t.equal(h, n, 'one placement in the history per order placed')
+    t.equal(await grabbed() - before, n, 'the deal grabbed exactly what was placed')
+    if (status === 200) t.equal(body.data.inserted, n, 'the answer says what the database holds')
+    await waitFor('ready again', () => ready(port), 10_000)
+    const retry = await call('/v2/platform/orders', rows)
+    t.same([retry.status, retry.body.data.inserted + retry.body.data.unchanged, retry.body.data.failed], [200, 1000, 0], 'the re-send converges')
+    t.equal(await grabbed() - before, 1000, 'each order grabbed once')
+
+    // Cancelling them, cut off the same way: each cancellation and its effects all or nothing, once.
+    const cancel = call('/v2/platform/orders/update-status', { order_status: ids.map((id) => ({ Order_id: id, Order_Status: 'CANCELLED' })) })
+    await new Promise((resolve) => setTimeout(resolve, delayMs))
+    await terminateServiceBackends(database)
+    const cancelled = await cancel
+    t.ok(cancelled.status === 200 || cancelled.status === 503, `cancellation, delay ${delayMs} ms: ${cancelled.status}`)
+    const [{ c, r }] = await sql`select count(*)::int as c,
+      (select count(*)::int from refunds where order_id = any(${ids})) as r from orders where id = any(${ids}) and status = 'CANCELLED'`
+    t.ok(c === 0 || c === 1000, `all or nothing (${c} cancelled)`)
+    t.equal(r, c, 'one refund per cancelled order paid online')
+    await waitFor('ready again', () => ready(port), 10_000)
+    const again = await call('/v2/platform/orders/update-status', { order_status: ids.map((id) => ({ Order_id: id, Order_Status: 'CANCELLED' })) })
+    t.same([again.status, again.body.data.successful], [200, 1000], 'the re-send converges')
+    const [{ refunds, back }] = await sql`select (select count(*)::int from refunds where order_id = any(${ids})) as refunds,
+      (select grabbed_quantity::int from daily_deals where id = 7041) as back`
+    t.same({ refunds, back }, { refunds: 1000, back: before }, 'one refund each; the deal quantity given back once')
+  }
+  t.equal(server.child.exitCode, null, 'the process never ended')
 })
 
 function syncRows (n: number, quantity: number): string {
