@@ -82,7 +82,9 @@ export const order = (orderId: number, extra: Record<string, unknown> = {}): Rec
     roundOff: 0,
     placedAt: PLACED_AT,
     orderItems: [
-      { id: String(orderId * 10 + 1), offerId: companyId * 100 + 2, quantity: '1.5', dealId: companyId * 100 + 2 },
+      {
+        id: String(orderId * 10 + 1), offerId: companyId * 100 + 2, quantity: '1.5', dealId: companyId * 100 + 2
+      },
       { id: String(orderId * 10 + 2), offerId: companyId * 100 + 1, quantity: 1 }
     ],
     ...extra
@@ -190,7 +192,7 @@ t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503
         headers: { authorization: `Bearer ${apiKeys[seller]}`, 'content-type': 'application/json' },
         body: JSON.stringify({ order_status: mine.map((id) => ({ Order_id: id, Order_Status: 'ORDER_ACCEPTED' })) })
       })
-      t.equal((await res.json()).data.successful, N / 4)
+      t.equal(((await res.json()) as { data: { successful: number } }).data.successful, N / 4)
     }
     const accepted = await footprint(sql, ids)
     const cancel = { order_status: ids.map((id) => ({ Order_id: String(id), Order_Status: 'CANCELLED', reason: 'Fault' })) }
@@ -263,7 +265,8 @@ t.test('the server SIGKILLed inside a 1,000-order placement: nothing stored; res
       const res = await fetch(`http://127.0.0.1:${port}${PLATFORM_ORDERS_PATH}`, {
         method: 'POST', headers: { authorization: `Bearer ${first.key}`, 'content-type': 'application/json' }, body: JSON.stringify(orders)
       })
-      return { status: res.status, data: (await res.json()).data }
+      const body = (await res.json()) as { data?: { inserted?: number, unchanged?: number } }
+      return { status: res.status, data: body.data }
     }
     const resent = await send()
     t.same([resent.status, resent.data?.inserted], [200, N], 'the re-send places every order')

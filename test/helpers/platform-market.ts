@@ -80,7 +80,9 @@ export function allowedSteps (): Array<[string | null, string]> {
     'ORDER_COMPLETED_BY_SELLER']
   const steps: Array<[string | null, string]> = [[null, 'ORDER_PLACED']]
   for (const from of statuses) {
-    for (const to of [...TARGET_STATUSES, ...PLATFORM_TARGET_STATUSES]) if (canTransition(from, to)) steps.push([from, to])
+    for (const to of [...TARGET_STATUSES, ...PLATFORM_TARGET_STATUSES]) {
+      if (canTransition(from, to)) steps.push([from, to])
+    }
   }
   return steps
 }
