@@ -9,6 +9,7 @@ import {
 import { scheduleAutoRejections } from '../effects/enqueue.js'
 import { addPoints } from '../platform/add-points.js'
 import { placeOrders } from '../platform/place-orders.js'
+import { Pipeline } from './pipeline.js'
 import type { PlatformBatchData } from '../platform/schemas.js'
 import { MAX_PLATFORM_ROWS } from '../platform/texts.js'
 import { upsertCatalogue } from '../platform/upsert-catalogue.js'
@@ -378,6 +379,8 @@ async function writeHistory (tx: Tx, chunk: SeededOrder[]): Promise<void> {
 
 /** Orders (and their history) are placed and written in chunks of the API's own batch size. */
 const ORDER_BATCH = MAX_PLATFORM_ROWS
+/** Batches placed at once by the seed (the database pool has more connections than this). */
+const SEED_BATCHES_IN_FLIGHT = 3
 
 /**
  * The demo data, built through the services the platform routes call (upsertSellers, addPoints,
@@ -451,24 +454,29 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
     const firstOrderId = ids.orders
     let orderItemsTotal = 0
     let chunk: SeededOrder[] = []
-    const flush = async (): Promise<void> => {
-      if (chunk.length === 0) return
+    const place = async (orders: SeededOrder[]): Promise<void> => {
       // Placed without an auto-rejection job: most of these orders left ORDER_PLACED long ago; the ones
       // still placed get theirs below, with their clock starting now.
-      const placed = await placeOrders(db, chunk.map((o) => o.row),
+      const placed = await placeOrders(db, orders.map((o) => o.row),
         { credentialId: null, autoRejectAfterMs: 0, seed: true })
       allAccepted('orders', placed)
-      await db.transaction((tx) => writeHistory(tx, chunk))
-      orderItemsTotal += chunk.reduce((n, o) => n + o.row.orderItems.length, 0)
-      chunk = []
+      await db.transaction((tx) => writeHistory(tx, orders))
+      orderItemsTotal += orders.reduce((n, o) => n + o.row.orderItems.length, 0)
     }
+    // A few batches in flight, as a marketplace with several connections sends them: while PostgreSQL
+    // writes one, Node generates and checks the next (the two would otherwise take turns on the CPUs).
+    const inFlight = new Pipeline(SEED_BATCHES_IN_FLIGHT)
     for (const sd of sellerData) {
       for (let n = 0; n < sd.orderCount; n++) {
         chunk.push(generateOrder(rnd, ids, sd, anchorMs, dealDate))
-        if (chunk.length >= ORDER_BATCH) await flush()
+        if (chunk.length >= ORDER_BATCH) {
+          await inFlight.add(place(chunk))
+          chunk = []
+        }
       }
     }
-    await flush()
+    if (chunk.length > 0) await inFlight.add(place(chunk))
+    await inFlight.drain()
 
     await db.transaction(async (tx) => {
       // Historical rejections and cancellations gave their deal quantity back long ago.
