@@ -65,6 +65,7 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   RATE_LIMIT_STATUS_UPDATE_PER_MINUTE: Type.Integer({ minimum: 1, default: 120 }),
   RATE_LIMIT_SYNC_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
+  RATE_LIMIT_PLATFORM_PER_MINUTE: Type.Integer({ minimum: 1, default: 600 }),
   /**
    * The GraphQL bucket: at most this many points. A full page of 100 orders asks for about 85,000 and is
    * billed about 17,000 for orders of 3 lines (bench/README.md "GraphQL cost")…

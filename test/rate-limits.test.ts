@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { buildApp } from '../src/app.js'
 import { build, testConfig } from './helpers/build.js'
-import { credential, seedDemo } from './helpers/fixtures.js'
+import { credential, platformKey, seedDemo } from './helpers/fixtures.js'
 import { accept, createShop } from './status-update/helpers.js'
 
 /*
@@ -64,6 +64,30 @@ t.test('REST: requests per minute per credential; the 429 in the REST envelope w
   t.equal(third.statusCode, 429)
   t.equal(third.json().code, 'RATE_LIMITED')
   t.equal((await app.inject({ method: 'POST', url: '/v2/accounting/orders/update-status', headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, payload: {} })).statusCode, 401, 'a bad key is 401 before any budget is spent')
+})
+
+t.test('platform routes: requests per minute per platform key, each route its own budget', async (t) => {
+  const { app, database } = await build(t, { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PLATFORM_PER_MINUTE: '2' })
+  const key = await platformKey(database)
+  const put = (k: string, url: string, rows: unknown[]) => app.inject({
+    method: url.endsWith('/points') || url.endsWith('/orders') ? 'POST' : 'PUT',
+    url,
+    headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
+    payload: rows
+  })
+  const seller = (id: number) => [{ companyId: id, name: `Seller ${id}`, status: 'ACTIVE', takeRate: '0.05', autoRejectEnabled: false, stores: [] }]
+  t.equal((await put(key, '/v2/platform/sellers', seller(9001))).statusCode, 200, 'request 1 of 2')
+  t.equal((await put(key, '/v2/platform/sellers', seller(9002))).statusCode, 200, 'request 2 of 2')
+  const refused = await put(key, '/v2/platform/sellers', seller(9003))
+  t.equal(refused.statusCode, 429)
+  t.match(refused.json(), { error: true, statusCode: 429, code: 'RATE_LIMITED', message: /at most 2 requests a minute per credential/ })
+  t.ok(Number(refused.headers['retry-after']) > 0, 'Retry-After')
+  const [stored] = await database.sql`select count(*)::int as n from sellers where id = 9003`
+  t.equal(stored!.n, 0, 'a refused batch writes nothing')
+  const points = await put(key, '/v2/platform/sellers/points', [{ companyId: 9001, amount: '10.00', reference: 'R1' }])
+  t.equal(points.statusCode, 200, 'another route has its own budget')
+  t.equal((await put(await platformKey(database), '/v2/platform/sellers', seller(9004))).statusCode, 200,
+    'another platform key has its own budget')
 })
 
 t.test('GraphQL: query cost from a refilling bucket, reported in extensions.cost; refused with RATE_LIMITED', async (t) => {
