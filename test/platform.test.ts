@@ -313,3 +313,26 @@ t.test('the credentials table: a platform key has no seller, a seller credential
   t.match(secret, /^oxs_live_pk_[A-Za-z0-9]{12}_[A-Za-z0-9_-]{43}$/)
   t.match(await platformKey(database), /^oxs_test_pk_/)
 })
+
+t.test('a batch naming tens of thousands of records takes a bounded number of locks (the lock table is shared)',
+  async (t) => {
+    // 1,000 sellers with 35 stores each fits the 1 MB body: 36,000 ids. One advisory lock per id would pass
+    // PostgreSQL's shared lock table (max_locks_per_transaction 64 x connections, about 15,000 here) and
+    // fail this batch with "out of shared memory", and any other transaction needing a lock meanwhile.
+    const { sellers, database } = await setup(t)
+    const rows = Array.from({ length: 1000 }, (_, i) => ({
+      companyId: 500_000 + i,
+      name: 'S',
+      status: 'ACTIVE',
+      takeRate: '0',
+      autoRejectEnabled: false,
+      stores: Array.from({ length: 35 }, (_, j) => ({ id: 1_000_000 + i * 35 + j, name: 's' }))
+    }))
+    const body = JSON.stringify(rows)
+    t.ok(body.length < 1024 * 1024, `the body fits the limit (${body.length} bytes)`)
+    const res = await sellers(rows)
+    t.equal(res.statusCode, 200, res.statusCode === 200 ? 'placed' : res.body.slice(0, 300))
+    t.match(res.json().data, { received: 1000, inserted: 1000, failed: 0 })
+    const [stores] = await database.sql`select count(*)::int as n from stores where id >= 1000000`
+    t.equal(stores!.n, 35_000)
+  })

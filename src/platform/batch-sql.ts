@@ -13,8 +13,8 @@ export const intArray = (ids: number[]): SQL => sql`${sql.param(ids)}::int[]`
 /**
  * The advisory lock namespaces of the marketplace's records, one per kind of id (a companyId, a store id, a
  * retailer id or a shop id may not exist yet, so there is no row to lock). All live here because the locks
- * of every platform batch are taken in one global order, (space, id) ascending: two batches of different
- * routes that share some keys (a sellers batch and a retailers batch naming one companyId) take turns
+ * of every platform batch are taken in one global order, (space, bucket) ascending (lockKeys): two batches
+ * of different routes that share some keys (a sellers batch and a retailers batch naming one companyId) take turns
  * instead of deadlocking.
  */
 export const KeySpace = {
@@ -29,12 +29,23 @@ export const KeySpace = {
   deal: 0xdea1e5
 } as const
 
-/** Transaction-scoped advisory locks on every (space, id) of a batch, in the global order, in one statement. */
+/**
+ * Locks per kind of id: a batch locks the buckets its ids fall in (id mod LOCK_BUCKETS), not each id.
+ * PostgreSQL's lock table is shared by every session and holds about max_locks_per_transaction x
+ * max_connections entries (some 15,000 by default): a 1 MB batch can name 35,000 stores, and a lock per id
+ * would fail it with "out of shared memory" along with whatever else needed a lock meanwhile. With buckets a
+ * batch takes at most LOCK_BUCKETS locks per kind; two batches whose ids share a bucket take turns, which
+ * is all a lock on an id bought them too.
+ */
+export const LOCK_BUCKETS = 128
+
+/** Transaction-scoped advisory locks on every (space, bucket) of a batch, in the global order, in one statement. */
 export async function lockKeys (tx: Tx, keys: Array<{ space: number, ids: number[] }>): Promise<void> {
   const parts = keys.filter((k) => k.ids.length > 0)
-    .map((k) => sql`select ${k.space}::int as space, id from unnest(${intArray(k.ids)}) as id`)
+    .map((k) => sql`select distinct ${k.space}::int as space, id % ${LOCK_BUCKETS}::int as bucket
+      from unnest(${intArray(k.ids)}) as id`)
   if (parts.length === 0) return
-  await tx.execute(sql`select count(pg_advisory_xact_lock(k.space, k.id)) from (
+  await tx.execute(sql`select count(pg_advisory_xact_lock(k.space, k.bucket)) from (
     ${sql.join(parts, sql` union all `)} order by 1, 2) k`)
 }
 
