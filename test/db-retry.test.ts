@@ -1,6 +1,7 @@
 import t from 'tap'
 import { testDatabase } from './helpers/build.js'
 import { isRetryableConflict, retryOnConflict } from '../src/db/retry.js'
+import { isDatabaseUnavailable } from '../src/db/unavailable.js'
 
 t.test('a deadlock victim is run again and both transactions commit', async (t) => {
   const database = await testDatabase(t)
@@ -41,4 +42,16 @@ t.test('other errors are thrown at once; conflicts only up to the attempt limit'
   t.equal(await retryOnConflict(async () => { if (++calls < 2) throw Object.assign(new Error('x'), { code: '40001' }); return 'done' }, { baseDelayMs: 1 }), 'done')
   t.notOk(isRetryableConflict(null))
   t.notOk(isRetryableConflict('40001'))
+})
+
+t.test('the lock table full (53200) is the database unable to do it now: 503 material, not a 500', async (t) => {
+  const database = await testDatabase(t)
+  const err = await database.sql.begin(async (tx) => {
+    await tx`select count(pg_advisory_xact_lock(1, g)) from generate_series(1, 1000000) g`
+  }).then(() => null, (e: unknown) => e)
+  t.match(err, { code: '53200' }, 'a million locks in one transaction: out of shared memory')
+  t.ok(isDatabaseUnavailable(err), 'classified as the database unavailable')
+  t.notOk(isDatabaseUnavailable(Object.assign(new Error('duplicate'), { code: '23505' })), 'a constraint is not')
+  const [row] = await database.sql`select 1 as one`
+  t.equal(row!.one, 1, 'the database serves again once that transaction is gone')
 })

@@ -13,10 +13,11 @@ const CONNECTION_CODES = new Set([
 
 /**
  * SQLSTATEs of the same: class 08 (connection exception), 57P01–57P03 (admin shutdown, crash shutdown,
- * cannot connect now), 53300 (too many connections).
+ * cannot connect now), and class 53, insufficient resources (53300 too many connections, 53200 out of memory
+ * or of lock table entries, 53100 disk full): the database cannot do the work now, nothing was applied.
  */
 function unavailableSqlState (code: string): boolean {
-  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300'
+  return code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P02' || code === '57P03'
 }
 
 /**
