@@ -26,14 +26,21 @@ import type { SellerItemView } from './reference-model.js'
 
 const dialect = new PgDialect()
 
-function where (seller: SQL, unmapped: boolean): SQL {
-  const own = sql`i.seller_id = ${seller}`
-  if (!unmapped) return own
-  return sql`${own} and i.id in (
+/**
+ * The unmapped items' ids, once per statement (the page and the count both read it): the items without an
+ * item sync ID, and the items of offers without an offer sync ID, each from its `is null` index range.
+ */
+function unmappedCte (seller: SQL): SQL {
+  return sql`unmapped as materialized (
     select u.id from items u where u.seller_id = ${seller} and u.item_sync_id is null
     union
     select k.item_id from offers f join skus k on k.id = f.sku_id where f.seller_id = ${seller} and f.offer_sync_id is null
-  )`
+  ), `
+}
+
+function where (seller: SQL, unmapped: boolean): SQL {
+  const own = sql`i.seller_id = ${seller}`
+  return unmapped ? sql`${own} and i.id in (select id from unmapped)` : own
 }
 
 const noNested = (type: string) => (name: string): SQL => { throw new PlanNotCovered(`${type}.${name}`) }
@@ -118,7 +125,7 @@ export function itemConnectionStatement (
   const lengths = countLists ? sql`, json_build_object(${sql.join(counted, sql`, `)})::text as lengths` : sql``
   const more = ctes.map((cte) => sql`, ${cte}`)
   // The page is read with one row more than it shows (hasNext); `picked` is what it shows.
-  return sql`with page as materialized (
+  return sql`with ${filter.unmapped ? unmappedCte(seller) : sql``}page as materialized (
       select i.id, i.item_name, i.item_sync_id from items i where ${condition}
       order by i.id limit ${limit} + 1 offset ${offset}
     ), fetched as (select count(*) as n from page),

@@ -21,21 +21,28 @@ import type { SellerRetailerView } from './reference-model.js'
  * Scoped by construction: the page is the seller's own links, the shops are joined through the seller's
  * own shop links, and every sync ID is the seller's (its link's), never another seller's.
  *
- * `unmapped`: the retailers whose link has no sync ID, or which have a linked shop without one — found
+ * `unmapped`: the retailers whose link has no sync ID, or which have a linked shop without one — found once
  * set-wise from the two `(seller_id, sync_id)` unique indexes (their `sync_id is null` ranges), so the
  * filter costs what is unmapped, not what the seller has.
  */
 
 const dialect = new PgDialect()
 
-function where (seller: SQL, unmapped: boolean): SQL {
-  const own = sql`l.seller_id = ${seller}`
-  if (!unmapped) return own
-  return sql`${own} and l.retailer_id in (
+/**
+ * The unmapped retailers' ids, once per statement (the page and the count both read it): the links without
+ * a sync ID, and the retailers of linked shops without one, each from its `sync_id is null` index range.
+ */
+function unmappedCte (seller: SQL): SQL {
+  return sql`unmapped as materialized (
     select u.retailer_id from seller_retailers u where u.seller_id = ${seller} and u.sync_id is null
     union
     select s.retailer_id from seller_shops us join shops s on s.id = us.shop_id where us.seller_id = ${seller} and us.sync_id is null
-  )`
+  ), `
+}
+
+function where (seller: SQL, unmapped: boolean): SQL {
+  const own = sql`l.seller_id = ${seller}`
+  return unmapped ? sql`${own} and l.retailer_id in (select retailer_id from unmapped)` : own
 }
 
 /** The shops of the page's retailers linked to the seller (`sl`), each as text, grouped per retailer. */
@@ -87,7 +94,7 @@ export function retailerConnectionStatement (
     : sql``
   const more = ctes.map((cte) => sql`, ${cte}`)
   // The page is read with one row more than it shows (hasNext); `picked` is what it shows.
-  return sql`with page as materialized (
+  return sql`with ${filter.unmapped ? unmappedCte(seller) : sql``}page as materialized (
       select l.retailer_id, l.sync_id from seller_retailers l where ${condition}
       order by l.retailer_id limit ${limit} + 1 offset ${offset}
     ), fetched as (select count(*) as n from page),
