@@ -35,7 +35,9 @@ const config: CodegenConfig = {
           Sku: '../../orders/order-model.js#SkuView',
           ItemSellingUnit: '../../orders/order-model.js#SellingUnitView',
           Seller: '../../sellers/read-seller.js#SellerView',
-          OutstandingShipment: '../../shipments/outstanding-model.js#OutstandingShipmentView'
+          OutstandingShipment: '../../shipments/outstanding-model.js#OutstandingShipmentView',
+          SellerRetailer: '../../references/reference-model.js#SellerRetailerView',
+          SellerItem: '../../references/reference-model.js#SellerItemView'
         }
       }
     },

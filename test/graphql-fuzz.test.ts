@@ -28,7 +28,8 @@ const CLIENT_CODES = new Set(['BAD_USER_INPUT', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL
 
 type G = fc.GeneratorValue
 
-const NAMES = ['a', 'b', 'x1', '_', 'orders', 'nodes', 'orderId', 'F0', 'F1', 'Q', 'input', '__typename', 'pageInfo', 'seller', 'total']
+const NAMES = ['a', 'b', 'x1', '_', 'orders', 'nodes', 'orderId', 'F0', 'F1', 'Q', 'input', '__typename', 'pageInfo', 'seller', 'total',
+  'retailers', 'items', 'unmapped', 'shops', 'skus']
 const pick = <T>(g: G, items: readonly T[]): T => items[g(fc.nat, items.length - 1)]
 const coin = (g: G, percent: number): boolean => g(fc.nat, 99) < percent
 
@@ -100,6 +101,22 @@ function ordersInput (g: G, ctx: DocContext): string {
   return `(input: { ${fields.join(' ')} })`
 }
 
+/** The input of the reference lists (retailers, items): paging as orders, and unmapped of every kind. */
+function referencesInput (g: G): string {
+  if (coin(g, 20)) return ''
+  const fields: string[] = []
+  if (coin(g, 50)) fields.push(`page: ${g(fc.integer, { min: -1, max: 4 })}`)
+  if (coin(g, 60)) fields.push(`limit: ${pick(g, [1, 2, 5, 20, 100, 150, 0, -7])}`)
+  if (coin(g, 60)) fields.push(`unmapped: ${pick(g, ['true', 'false', 'null'])}`)
+  return `(input: { ${fields.join(' ')} })`
+}
+
+function cleanArguments (g: G, name: string, ctx: DocContext): string {
+  if (name === 'orders') return ordersInput(g, ctx)
+  if (name === 'retailers' || name === 'items') return referencesInput(g)
+  return name === 'outstandingShipments' && coin(g, 50) ? `(input: { limit: ${g(fc.integer, { min: 1, max: 120 })} })` : ''
+}
+
 function selection (g: G, type: GraphQLObjectType, depth: number, ctx: DocContext): string {
   const fields = Object.values(type.getFields())
   const parts: string[] = []
@@ -124,7 +141,7 @@ function selection (g: G, type: GraphQLObjectType, depth: number, ctx: DocContex
       sub = ' { x }'
     }
     const args = ctx.clean
-      ? (field.name === 'orders' ? ordersInput(g, ctx) : field.name === 'outstandingShipments' && coin(g, 50) ? `(input: { limit: ${g(fc.integer, { min: 1, max: 120 })} })` : '')
+      ? cleanArguments(g, field.name, ctx)
       : argumentsText(g, field.args, ctx.variables)
     // In a valid document one response name holds one field: aliases keep repeats apart.
     parts.push(`${ctx.clean && alias === '' && i > 0 ? `f${i}_${depth}: ` : alias}${field.name}${args}${dir()}${sub}`)
@@ -132,7 +149,7 @@ function selection (g: G, type: GraphQLObjectType, depth: number, ctx: DocContex
   return parts.join(' ')
 }
 
-const VARIABLE_TYPES = ['OrderListInput', 'OrderListInput!', 'OutstandingShipmentListInput', 'Int', 'String', 'Boolean!', 'Boolean', '[Int]', 'Unknown']
+const VARIABLE_TYPES = ['OrderListInput', 'OrderListInput!', 'OutstandingShipmentListInput', 'RetailerListInput', 'ItemListInput', 'Int', 'String', 'Boolean!', 'Boolean', '[Int]', 'Unknown']
 
 function variableValues (g: G, variables: string[]): Record<string, unknown> {
   return Object.fromEntries(variables.map((v) => [v, v === 'b' && coin(g, 80)

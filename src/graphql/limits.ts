@@ -33,6 +33,8 @@ const LIST_SIZE: Record<string, number> = {
   'Sku.itemSellingUnits': 3,
   'Offer.priceRange': 3,
   'Seller.stores': 10,
+  'SellerRetailer.shops': 3,
+  'SellerItem.skus': 3,
   // Introspection: one Type has about 20 fields of about 2 arguments.
   '__Type.fields': 20,
   '__Type.enumValues': 10,
@@ -43,10 +45,12 @@ const LIST_SIZE: Record<string, number> = {
 }
 const DEFAULT_LIST_SIZE = 5
 /** A field that costs an SQL statement weighs as much as 10 fully selected orders' own fields. */
-const STATEMENT_FIELDS = new Set(['Query.orders', 'Query.seller', 'Query.outstandingShipments'])
+const STATEMENT_FIELDS = new Set(['Query.orders', 'Query.seller', 'Query.outstandingShipments', 'Query.retailers', 'Query.items'])
 /** Paged fields: their nodes count `limit` times. */
-const PAGED_FIELDS = new Set(['Query.orders', 'Query.outstandingShipments'])
-const PAGE_NODES = new Set(['OrderConnection.nodes', 'OutstandingShipmentConnection.nodes'])
+const PAGED_FIELDS = new Set(['Query.orders', 'Query.outstandingShipments', 'Query.retailers', 'Query.items'])
+const PAGE_NODES = new Set([
+  'OrderConnection.nodes', 'OutstandingShipmentConnection.nodes', 'RetailerConnection.nodes', 'ItemConnection.nodes'
+])
 const STATEMENT_COST = 250
 
 /**

@@ -5,6 +5,10 @@ import { parseOrderListInput } from '../orders/order-list-input.js'
 import { ORDER } from '../orders/order-model.js'
 import type { OrderReader } from '../orders/order-page.js'
 import { readOrderPage } from '../orders/read-orders.js'
+import { readItemPage } from '../references/item-json.js'
+import { parseReferenceListInput } from '../references/reference-list-input.js'
+import { SELLER_ITEM, SELLER_RETAILER } from '../references/reference-model.js'
+import { readRetailerPage } from '../references/retailer-json.js'
 import { readSeller } from '../sellers/read-seller.js'
 import { readOutstandingShipments } from '../shipments/outstanding-json.js'
 import { parseOutstandingShipmentListInput } from '../shipments/outstanding-list-input.js'
@@ -42,6 +46,20 @@ export const resolvers: Resolvers = {
       if (billed(ctx)) {
         recordListLengths(ctx.reply.request, String(info.path.key), listLengths(OUTSTANDING_SHIPMENT, page.nodes, 'nodes'))
       }
+      return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
+    },
+    // The seller's whole reference lists, not narrowed to a credential's stores: retailers and items are
+    // the seller's, not a store's.
+    async retailers (_root, { input }, ctx, info) {
+      const filter = parseReferenceListInput(input)
+      const page = await readRetailerPage(ctx.db, ctx.caller.sellerId, filter, connectionEntries(SELLER_RETAILER, info))
+      if (billed(ctx)) recordListLengths(ctx.reply.request, String(info.path.key), listLengths(SELLER_RETAILER, page.nodes, 'nodes'))
+      return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
+    },
+    async items (_root, { input }, ctx, info) {
+      const filter = parseReferenceListInput(input)
+      const page = await readItemPage(ctx.db, ctx.caller.sellerId, filter, connectionEntries(SELLER_ITEM, info))
+      if (billed(ctx)) recordListLengths(ctx.reply.request, String(info.path.key), listLengths(SELLER_ITEM, page.nodes, 'nodes'))
       return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
     }
   },

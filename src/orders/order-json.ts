@@ -43,8 +43,8 @@ function noNested (type: string) {
   return (name: string): SQL => { throw new PlanNotCovered(`${type}.${name}`) }
 }
 
-/** One offer from its row `f`. */
-function offerText (entries: JsonEntry[], f: string): SQL {
+/** One offer from its row `f` (also the items list's, references/item-json.ts). */
+export function offerText (entries: JsonEntry[], f: string): SQL {
   return planObject(entries, 'Offer', scalarTexts(OFFER, f), (name, slab) => {
     if (name !== 'priceRange') throw new PlanNotCovered(`Offer.${name}`)
     const element = planObject(slab, 'PriceSlab', scalarTexts(PRICE_SLAB, 'e'), noNested('PriceSlab'))

@@ -63,6 +63,7 @@ export const SELLING_UNIT = {
 }
 
 export const SKU = {
+  id: field.int('id'),
   itemId: field.int('item_id'),
   skuNickName: field.string('sku_nick_name'),
   images: field.stringArray('images'),

@@ -28,6 +28,16 @@ export function pageInfoText (entries: JsonEntry[], source: PageInfoSource): SQL
   }, (name) => { throw new PlanNotCovered(`PageInfo.${name}`) })
 }
 
+/**
+ * The total of a page read with one row more than it shows (`fetched` rows at `offset`): on the last page
+ * it is offset + rows, known without counting, so `count` runs only when there is a next page or the page
+ * is past the end (PostgreSQL evaluates an uncorrelated sub-select only in the branch that needs it).
+ */
+export function pageTotal (fetched: SQL, limit: SQL, offset: SQL, count: SQL): SQL {
+  return sql`(case when ${fetched} <= ${limit} and (${fetched} > 0 or ${offset} = 0) then ${offset} + ${fetched}
+    else (${count}) end)`
+}
+
 /** The entries of a whole pageInfo, total included only when it was asked for (it may cost a count). */
 export function pageInfoEntries (total: boolean): JsonEntry[] {
   return ['page', 'limit', 'hasNext', ...(total ? ['total'] : [])].map((name) => ({ key: name, value: { kind: 'field', name } }))

@@ -1,6 +1,7 @@
 import type { RetryOptions, Transport } from './http.js'
 import { ordersApi, type OrdersApi } from './orders.js'
 import { Pacer, type PaceOptions } from './pace.js'
+import { referencesApi, type ReferencesApi } from './references.js'
 import { shipmentsApi, type ShipmentsApi } from './shipments.js'
 
 /*
@@ -32,6 +33,8 @@ export interface ClientOptions {
 
 export interface OrderExchangeClient {
   orders: OrdersApi
+  /** The seller's retailers and items, and what of them is not mapped yet. */
+  references: ReferencesApi
   shipments: ShipmentsApi
 }
 
@@ -46,6 +49,7 @@ export function createClient (options: ClientOptions): OrderExchangeClient {
   }
   return {
     orders: ordersApi(transport, options),
+    references: referencesApi(transport, options),
     shipments: shipmentsApi(transport, options)
   }
 }
@@ -59,10 +63,12 @@ export type { OrdersApi } from './orders.js'
 export type { PaceClock, PaceOptions, PaceWait, QueryCost, ThrottleStatus } from './pace.js'
 export type { FullOrder, OrderPage, OrdersDocument } from './pages.js'
 export type { PollNode, PollOptions, PollResult } from './poll.js'
+export type { ReferenceItem, ReferencePage, ReferenceRetailer, ReferencesApi, Unmapped } from './references.js'
 export type { StatusChange, StatusChangeResult, StatusName } from './status-updates.js'
 export { checkRow, DEFAULT_SYNC_CHUNK, SYNC_CHUNK_BYTES, rowProblem, type ShipmentsApi, type SyncOptions } from './shipments.js'
 export { MAX_STATUS_ITEMS, MAX_SYNC_ROWS, QUANTITY_PATTERN, RowErrorCode, SYNC_ID_MAX_LENGTH } from './generated/rules.js'
 export { OrderPageDocument as FullOrderPageDocument, type OrderListInput, type OrderPageQuery, type OrderStatus } from './generated/graphql.js'
+export type { ItemListInput, ItemPageQuery, RetailerListInput, RetailerPageQuery } from './generated/graphql.js'
 export type { RequestFailure, StatusUpdateItem, StatusUpdateResponse, SyncData, SyncResponse, SyncRow } from './generated/rest.js'
 export type {
   PlatformDeal, PlatformItem, PlatformOrder, PlatformPoints, PlatformRetailer, PlatformSeller, PlatformStatusUpdateItem

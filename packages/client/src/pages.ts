@@ -33,8 +33,22 @@ export async function readPage<TNode> (
   input: OrderListInput,
   signal?: AbortSignal
 ): Promise<OrderPage<TNode> & { date: string | null }> {
-  if (!credentials.accessToken) throw new OrderExchangeError('reading orders needs an accessToken')
-  const query = documentText(document)
+  return await readListPage<OrderPage<TNode>>(transport, credentials, documentText(document), 'orders', input, signal)
+}
+
+/**
+ * One page of a paged list field (`orders`, `retailers`, `items`: `field(input: $input) { pageInfo nodes }`),
+ * paced by the query's cost, with the service's Date header beside it.
+ */
+export async function readListPage<TPage> (
+  transport: Transport,
+  credentials: Credentials,
+  query: string,
+  field: string,
+  input: { page?: number | null, limit?: number | null },
+  signal?: AbortSignal
+): Promise<TPage & { date: string | null }> {
+  if (!credentials.accessToken) throw new OrderExchangeError(`reading ${field} needs an accessToken`)
   // The cost of a read depends on its document and its page size (the service charges for the page asked for).
   const ticket = await transport.pacer?.admit(`${input.limit ?? 'default'}\n${query}`, signal)
   let answer
@@ -52,11 +66,12 @@ export async function readPage<TNode> (
   }
   if (ticket) transport.pacer?.settle(ticket, queryCostOf(answer.body))
   const body = answer.body as {
-    data?: { orders: OrderPage<TNode> | null } | null
+    data?: Record<string, TPage | null> | null
     errors?: Array<{ message: string, extensions?: { code?: string } }>
   }
-  if (body.errors?.length || !body.data?.orders) throw new GraphqlError(answer.status, body.errors ?? [{ message: 'no data' }], body)
-  return { ...body.data.orders, date: answer.date }
+  const page = body.data?.[field]
+  if (body.errors?.length || !page) throw new GraphqlError(answer.status, body.errors ?? [{ message: 'no data' }], body)
+  return { ...page, date: answer.date }
 }
 
 export async function * walkPages<TNode> (transport: Transport, credentials: Credentials, input: Omit<OrderListInput, 'page'>,
@@ -73,7 +88,7 @@ export async function * walkPages<TNode> (transport: Transport, credentials: Cre
  * The query text of a typed document: a string document (codegen's documentMode 'string', the client
  * preset) as it is, a DocumentNode (graphql-tag, codegen's default) by the source it was parsed from.
  */
-function documentText (document: unknown): string {
+export function documentText (document: unknown): string {
   if (typeof document === 'string' || document instanceof String) return String(document)
   const body = (document as { loc?: { source?: { body?: unknown } } } | null)?.loc?.source?.body
   if (typeof body === 'string') return body

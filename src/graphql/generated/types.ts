@@ -3,6 +3,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import type { OrderView, RetailerView, ShopView, OrderItemView, OfferView, PriceSlabView, ItemView, SkuView, SellingUnitView } from '../../orders/order-model.js';
 import type { SellerView } from '../../sellers/read-seller.js';
 import type { OutstandingShipmentView } from '../../shipments/outstanding-model.js';
+import type { SellerRetailerView, SellerItemView } from '../../references/reference-model.js';
 import type { MercuriusContext } from 'mercurius';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -22,6 +23,29 @@ export type Item = {
   itemName: Scalars['String']['output'];
   /** External item or product identifier (parent product). */
   itemSyncId: Maybe<Scalars['String']['output']>;
+};
+
+export type ItemConnection = {
+  __typename?: 'ItemConnection';
+  nodes: Array<SellerItem>;
+  /** total counts the items matching the input. */
+  pageInfo: PageInfo;
+};
+
+/**
+ * Which page of the caller's items to read, with the same paging rules (and error messages) as
+ * OrderListInput.
+ */
+export type ItemListInput = {
+  /** Items per page, from 1. Default 20; above 100 is cut to 100 (pageInfo.limit says so). */
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  /** Page number, from 1. Default 1. */
+  page?: InputMaybe<Scalars['Int']['input']>;
+  /**
+   * True: only the items not yet mapped, i.e. without an itemSyncId, or with an offer without an offerSyncId;
+   * such an item is listed with all its SKUs and offers. False or absent: all.
+   */
+  unmapped?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 export type ItemSellingUnit = {
@@ -193,6 +217,8 @@ export type PriceSlab = {
 
 export type Query = {
   __typename?: 'Query';
+  /** A page of the caller's items, by id, each with its SKUs, their offers and selling units and the caller's sync IDs. */
+  items: Maybe<ItemConnection>;
   /** A page of the caller's outbound orders: oldest first (creation time, then orderId), soft-deleted orders left out. */
   orders: Maybe<OrderConnection>;
   /**
@@ -200,8 +226,18 @@ export type Query = {
    * oldest first: lets a client check what a sync stored.
    */
   outstandingShipments: OutstandingShipmentConnection;
+  /**
+   * A page of the retailers linked to the caller (seller), by id, each with its shops linked to the caller
+   * and the caller's own sync IDs: what a client needs to map the marketplace's buyers onto its records.
+   */
+  retailers: Maybe<RetailerConnection>;
   /** The caller's own seller (company): whether it is active and how many points it holds. */
   seller: Seller;
+};
+
+
+export type QueryItemsArgs = {
+  input?: InputMaybe<ItemListInput>;
 };
 
 
@@ -212,6 +248,11 @@ export type QueryOrdersArgs = {
 
 export type QueryOutstandingShipmentsArgs = {
   input?: InputMaybe<OutstandingShipmentListInput>;
+};
+
+
+export type QueryRetailersArgs = {
+  input?: InputMaybe<RetailerListInput>;
 };
 
 /** The buyer. When syncId is null, fall back to phone. */
@@ -226,6 +267,29 @@ export type Retailer = {
   whatsapp: Maybe<Scalars['String']['output']>;
 };
 
+export type RetailerConnection = {
+  __typename?: 'RetailerConnection';
+  nodes: Array<SellerRetailer>;
+  /** total counts the retailers matching the input. */
+  pageInfo: PageInfo;
+};
+
+/**
+ * Which page of the caller's retailers to read, with the same paging rules (and error messages) as
+ * OrderListInput.
+ */
+export type RetailerListInput = {
+  /** Retailers per page, from 1. Default 20; above 100 is cut to 100 (pageInfo.limit says so). */
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  /** Page number, from 1. Default 1. */
+  page?: InputMaybe<Scalars['Int']['input']>;
+  /**
+   * True: only the retailers not yet mapped, i.e. without the caller's sync ID, or with a shop (linked to the
+   * caller) without one; such a retailer is listed with all its shops. False or absent: all.
+   */
+  unmapped?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
 export type Seller = {
   __typename?: 'Seller';
   companyId: Scalars['Int']['output'];
@@ -236,6 +300,32 @@ export type Seller = {
   status: SellerStatus;
   /** The stores this credential may see (all of the seller's unless the credential is narrowed). */
   stores: Array<Store>;
+};
+
+/** An item of the caller: the fields of orderItem.item and its SKUs (each with its offers and selling units). */
+export type SellerItem = {
+  __typename?: 'SellerItem';
+  id: Scalars['Int']['output'];
+  itemName: Scalars['String']['output'];
+  /** External item or product identifier (parent product); null until the caller maps it. */
+  itemSyncId: Maybe<Scalars['String']['output']>;
+  /** The item's SKUs, by id. */
+  skus: Array<Sku>;
+};
+
+/** A retailer linked to the caller: the fields of order.retailer (syncId is the caller's own) and its shops. */
+export type SellerRetailer = {
+  __typename?: 'SellerRetailer';
+  firstName: Maybe<Scalars['String']['output']>;
+  id: Scalars['Int']['output'];
+  lastName: Maybe<Scalars['String']['output']>;
+  name: Scalars['String']['output'];
+  phone: Maybe<Scalars['String']['output']>;
+  /** The retailer's shops linked to the caller, by id (syncId and retailerSyncId are the caller's own). */
+  shops: Array<Shop>;
+  /** The caller's sync ID for the buyer; null until the caller maps it. */
+  syncId: Maybe<Scalars['String']['output']>;
+  whatsapp: Maybe<Scalars['String']['output']>;
 };
 
 export type SellerStatus =
@@ -254,6 +344,7 @@ export type Shop = {
 
 export type Sku = {
   __typename?: 'Sku';
+  id: Scalars['Int']['output'];
   images: Array<Scalars['String']['output']>;
   itemId: Scalars['Int']['output'];
   itemSellingUnits: Array<ItemSellingUnit>;
@@ -345,6 +436,8 @@ export type ResolversTypes = {
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Item: ResolverTypeWrapper<ItemView>;
+  ItemConnection: ResolverTypeWrapper<Omit<ItemConnection, 'nodes'> & { nodes: Array<ResolversTypes['SellerItem']> }>;
+  ItemListInput: ItemListInput;
   ItemSellingUnit: ResolverTypeWrapper<SellingUnitView>;
   Offer: ResolverTypeWrapper<OfferView>;
   Order: ResolverTypeWrapper<OrderView>;
@@ -360,7 +453,11 @@ export type ResolversTypes = {
   PriceSlab: ResolverTypeWrapper<PriceSlabView>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Retailer: ResolverTypeWrapper<RetailerView>;
+  RetailerConnection: ResolverTypeWrapper<Omit<RetailerConnection, 'nodes'> & { nodes: Array<ResolversTypes['SellerRetailer']> }>;
+  RetailerListInput: RetailerListInput;
   Seller: ResolverTypeWrapper<SellerView>;
+  SellerItem: ResolverTypeWrapper<SellerItemView>;
+  SellerRetailer: ResolverTypeWrapper<SellerRetailerView>;
   SellerStatus: SellerStatus;
   Shop: ResolverTypeWrapper<ShopView>;
   Sku: ResolverTypeWrapper<SkuView>;
@@ -374,6 +471,8 @@ export type ResolversParentTypes = {
   Float: Scalars['Float']['output'];
   Int: Scalars['Int']['output'];
   Item: ItemView;
+  ItemConnection: Omit<ItemConnection, 'nodes'> & { nodes: Array<ResolversParentTypes['SellerItem']> };
+  ItemListInput: ItemListInput;
   ItemSellingUnit: SellingUnitView;
   Offer: OfferView;
   Order: OrderView;
@@ -387,7 +486,11 @@ export type ResolversParentTypes = {
   PriceSlab: PriceSlabView;
   Query: Record<PropertyKey, never>;
   Retailer: RetailerView;
+  RetailerConnection: Omit<RetailerConnection, 'nodes'> & { nodes: Array<ResolversParentTypes['SellerRetailer']> };
+  RetailerListInput: RetailerListInput;
   Seller: SellerView;
+  SellerItem: SellerItemView;
+  SellerRetailer: SellerRetailerView;
   Shop: ShopView;
   Sku: SkuView;
   Store: Store;
@@ -398,6 +501,11 @@ export type ItemResolvers<ContextType = MercuriusContext, ParentType extends Res
   id?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   itemName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   itemSyncId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type ItemConnectionResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['ItemConnection'] = ResolversParentTypes['ItemConnection']> = {
+  nodes?: Resolver<Array<ResolversTypes['SellerItem']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
 };
 
 export type ItemSellingUnitResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['ItemSellingUnit'] = ResolversParentTypes['ItemSellingUnit']> = {
@@ -489,8 +597,10 @@ export type PriceSlabResolvers<ContextType = MercuriusContext, ParentType extend
 };
 
 export type QueryResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  items?: Resolver<Maybe<ResolversTypes['ItemConnection']>, ParentType, ContextType, Partial<QueryItemsArgs>>;
   orders?: Resolver<Maybe<ResolversTypes['OrderConnection']>, ParentType, ContextType, Partial<QueryOrdersArgs>>;
   outstandingShipments?: Resolver<ResolversTypes['OutstandingShipmentConnection'], ParentType, ContextType, Partial<QueryOutstandingShipmentsArgs>>;
+  retailers?: Resolver<Maybe<ResolversTypes['RetailerConnection']>, ParentType, ContextType, Partial<QueryRetailersArgs>>;
   seller?: Resolver<ResolversTypes['Seller'], ParentType, ContextType>;
 };
 
@@ -504,12 +614,35 @@ export type RetailerResolvers<ContextType = MercuriusContext, ParentType extends
   whatsapp?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
+export type RetailerConnectionResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['RetailerConnection'] = ResolversParentTypes['RetailerConnection']> = {
+  nodes?: Resolver<Array<ResolversTypes['SellerRetailer']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
 export type SellerResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Seller'] = ResolversParentTypes['Seller']> = {
   companyId?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   pointsBalance?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['SellerStatus'], ParentType, ContextType>;
   stores?: Resolver<Array<ResolversTypes['Store']>, ParentType, ContextType>;
+};
+
+export type SellerItemResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['SellerItem'] = ResolversParentTypes['SellerItem']> = {
+  id?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  itemName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  itemSyncId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  skus?: Resolver<Array<ResolversTypes['Sku']>, ParentType, ContextType>;
+};
+
+export type SellerRetailerResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['SellerRetailer'] = ResolversParentTypes['SellerRetailer']> = {
+  firstName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  lastName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  phone?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  shops?: Resolver<Array<ResolversTypes['Shop']>, ParentType, ContextType>;
+  syncId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  whatsapp?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
 export type ShopResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Shop'] = ResolversParentTypes['Shop']> = {
@@ -520,6 +653,7 @@ export type ShopResolvers<ContextType = MercuriusContext, ParentType extends Res
 };
 
 export type SkuResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Sku'] = ResolversParentTypes['Sku']> = {
+  id?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   images?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   itemId?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   itemSellingUnits?: Resolver<Array<ResolversTypes['ItemSellingUnit']>, ParentType, ContextType>;
@@ -535,6 +669,7 @@ export type StoreResolvers<ContextType = MercuriusContext, ParentType extends Re
 
 export type Resolvers<ContextType = MercuriusContext> = {
   Item?: ItemResolvers<ContextType>;
+  ItemConnection?: ItemConnectionResolvers<ContextType>;
   ItemSellingUnit?: ItemSellingUnitResolvers<ContextType>;
   Offer?: OfferResolvers<ContextType>;
   Order?: OrderResolvers<ContextType>;
@@ -546,7 +681,10 @@ export type Resolvers<ContextType = MercuriusContext> = {
   PriceSlab?: PriceSlabResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Retailer?: RetailerResolvers<ContextType>;
+  RetailerConnection?: RetailerConnectionResolvers<ContextType>;
   Seller?: SellerResolvers<ContextType>;
+  SellerItem?: SellerItemResolvers<ContextType>;
+  SellerRetailer?: SellerRetailerResolvers<ContextType>;
   Shop?: ShopResolvers<ContextType>;
   Sku?: SkuResolvers<ContextType>;
   Store?: StoreResolvers<ContextType>;

@@ -5,6 +5,22 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
 /**
+ * Which page of the caller's items to read, with the same paging rules (and error messages) as
+ * OrderListInput.
+ */
+export type ItemListInput = {
+  /** Items per page, from 1. Default 20; above 100 is cut to 100 (pageInfo.limit says so). */
+  limit?: number | null | undefined;
+  /** Page number, from 1. Default 1. */
+  page?: number | null | undefined;
+  /**
+   * True: only the items not yet mapped, i.e. without an itemSyncId, or with an offer without an offerSyncId;
+   * such an item is listed with all its SKUs and offers. False or absent: all.
+   */
+  unmapped?: boolean | null | undefined;
+};
+
+/**
  * Which page of orders to read. Bad values are errors with extensions.code BAD_USER_INPUT and a message
  * naming the field.
  */
@@ -39,6 +55,22 @@ export type PaymentMode =
   | 'ONLINE_PAID'
   | 'PREPAID';
 
+/**
+ * Which page of the caller's retailers to read, with the same paging rules (and error messages) as
+ * OrderListInput.
+ */
+export type RetailerListInput = {
+  /** Retailers per page, from 1. Default 20; above 100 is cut to 100 (pageInfo.limit says so). */
+  limit?: number | null | undefined;
+  /** Page number, from 1. Default 1. */
+  page?: number | null | undefined;
+  /**
+   * True: only the retailers not yet mapped, i.e. without the caller's sync ID, or with a shop (linked to the
+   * caller) without one; such a retailer is listed with all its shops. False or absent: all.
+   */
+  unmapped?: boolean | null | undefined;
+};
+
 export type OrderPageQueryVariables = Exact<{
   input?: OrderListInput | null | undefined;
 }>;
@@ -47,6 +79,20 @@ export type OrderPageQueryVariables = Exact<{
 export type OrderPageQuery = { orders: { pageInfo: { total: number, page: number, hasNext: boolean, limit: number }, nodes: Array<{ orderId: string, orderNumber: string, serviceOrderNumber: string, orderStatus: OrderStatus, deliveryType: string, paymentMode: PaymentMode, companyId: number, storeId: number, retailerName: string, isActionable: boolean, currencyCode: string, orderTotal: number, orderTotalFinal: number, orderTaxAmount: number, orderCessAmount: number, appliedPoints: number, totalExtraCharges: number, roundOff: number, totalItemsInOrder: number, isDeleted: boolean, createdAt: string, updatedAt: string, retailer: { id: number, name: string, firstName: string | null, lastName: string | null, phone: string | null, whatsapp: string | null, syncId: string | null }, shop: { id: number, syncId: string | null, retailerSyncId: string | null, shopName: string } | null, orderItems: Array<{ id: string, skuId: number, quantity: number, offer: { id: number, offerSyncId: string | null, finalPriceWithTax: number }, item: { id: number, itemName: string, itemSyncId: string | null }, sku: { itemId: number, skuNickName: string, images: Array<string>, tags: Array<string>, offers: Array<{ id: number, skuId: number, offerSyncId: string | null, purchasePrice: number, mrpPriceAmount: number, currency: string, priceRange: Array<{ minQuantity: number, maxQuantity: number | null, price: number }> }>, itemSellingUnits: Array<{ id: number, name: string, multiplier: number, isBaseUnit: boolean, skuId: number }> } }> }> } | null };
 
 export type FullOrderFragment = { orderId: string, orderNumber: string, serviceOrderNumber: string, orderStatus: OrderStatus, deliveryType: string, paymentMode: PaymentMode, companyId: number, storeId: number, retailerName: string, isActionable: boolean, currencyCode: string, orderTotal: number, orderTotalFinal: number, orderTaxAmount: number, orderCessAmount: number, appliedPoints: number, totalExtraCharges: number, roundOff: number, totalItemsInOrder: number, isDeleted: boolean, createdAt: string, updatedAt: string, retailer: { id: number, name: string, firstName: string | null, lastName: string | null, phone: string | null, whatsapp: string | null, syncId: string | null }, shop: { id: number, syncId: string | null, retailerSyncId: string | null, shopName: string } | null, orderItems: Array<{ id: string, skuId: number, quantity: number, offer: { id: number, offerSyncId: string | null, finalPriceWithTax: number }, item: { id: number, itemName: string, itemSyncId: string | null }, sku: { itemId: number, skuNickName: string, images: Array<string>, tags: Array<string>, offers: Array<{ id: number, skuId: number, offerSyncId: string | null, purchasePrice: number, mrpPriceAmount: number, currency: string, priceRange: Array<{ minQuantity: number, maxQuantity: number | null, price: number }> }>, itemSellingUnits: Array<{ id: number, name: string, multiplier: number, isBaseUnit: boolean, skuId: number }> } }> };
+
+export type RetailerPageQueryVariables = Exact<{
+  input?: RetailerListInput | null | undefined;
+}>;
+
+
+export type RetailerPageQuery = { retailers: { pageInfo: { total: number, page: number, hasNext: boolean, limit: number }, nodes: Array<{ id: number, name: string, firstName: string | null, lastName: string | null, phone: string | null, whatsapp: string | null, syncId: string | null, shops: Array<{ id: number, syncId: string | null, retailerSyncId: string | null, shopName: string }> }> } | null };
+
+export type ItemPageQueryVariables = Exact<{
+  input?: ItemListInput | null | undefined;
+}>;
+
+
+export type ItemPageQuery = { items: { pageInfo: { total: number, page: number, hasNext: boolean, limit: number }, nodes: Array<{ id: number, itemName: string, itemSyncId: string | null, skus: Array<{ id: number, itemId: number, skuNickName: string, offers: Array<{ id: number, skuId: number, offerSyncId: string | null, finalPriceWithTax: number, purchasePrice: number, mrpPriceAmount: number, currency: string }> }> }> } | null };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -242,3 +288,61 @@ export const OrderPageDocument = new TypedDocumentString(`
   createdAt
   updatedAt
 }`) as unknown as TypedDocumentString<OrderPageQuery, OrderPageQueryVariables>;
+export const RetailerPageDocument = new TypedDocumentString(`
+    query RetailerPage($input: RetailerListInput) {
+  retailers(input: $input) {
+    pageInfo {
+      total
+      page
+      hasNext
+      limit
+    }
+    nodes {
+      id
+      name
+      firstName
+      lastName
+      phone
+      whatsapp
+      syncId
+      shops {
+        id
+        syncId
+        retailerSyncId
+        shopName
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<RetailerPageQuery, RetailerPageQueryVariables>;
+export const ItemPageDocument = new TypedDocumentString(`
+    query ItemPage($input: ItemListInput) {
+  items(input: $input) {
+    pageInfo {
+      total
+      page
+      hasNext
+      limit
+    }
+    nodes {
+      id
+      itemName
+      itemSyncId
+      skus {
+        id
+        itemId
+        skuNickName
+        offers {
+          id
+          skuId
+          offerSyncId
+          finalPriceWithTax
+          purchasePrice
+          mrpPriceAmount
+          currency
+        }
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ItemPageQuery, ItemPageQueryVariables>;
