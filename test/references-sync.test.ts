@@ -4,6 +4,7 @@ import { build } from './helpers/build.js'
 import { createSeller, credential } from './helpers/fixtures.js'
 import { createCatalogue, createOrder, createRetailer, type Catalogue } from './helpers/order-fixtures.js'
 import { graphql } from './helpers/graphql.js'
+import { listen } from './helpers/fuzz.js'
 import { eq } from 'drizzle-orm'
 import { items, sellerRetailers, sellerShops } from '../src/db/schema.js'
 import { REFERENCES_SYNC_PATH } from '../src/routes/rest-contract.js'
@@ -385,3 +386,71 @@ t.test('an Idempotency-Key replays the first answer', async (t) => {
 function text (error: { code: string, text: string }) {
   return { error: error.text, code: error.code }
 }
+
+t.test('concurrent syncs of one seller rotating sync IDs: never two records with one, never a 5xx', async (t) => {
+  const { app, database, a } = await setup(t)
+  const base = await listen(app)
+  const lines = [...a.lines]
+  for (let i = 3; i <= 6; i++) lines.push(await createCatalogue(database, a, `A${i}`))
+  const retailers = [...a.retailers]
+  for (let i = 0; i < 4; i++) {
+    retailers.push(await createRetailer(database, a.sellerId, { syncId: null, shopSyncId: null }))
+  }
+  const records: Array<{ type: string, id: number }> = [
+    ...retailers.map((r) => ({ type: 'RETAILER', id: r.retailerId })),
+    ...lines.map((l) => ({ type: 'ITEM', id: l.itemId })),
+    ...lines.map((l) => ({ type: 'OFFER', id: l.offerId }))
+  ]
+  const pool = retailers.map((_, i) => `P${i}`)
+  let seed = 42
+  const random = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n }
+  const permutation = () => {
+    const p = [...pool]
+    for (let i = p.length - 1; i > 0; i--) { const j = random(i + 1); [p[i], p[j]] = [p[j], p[i]] }
+    return p
+  }
+  const send = async (rows: Row[]) => {
+    const res = await fetch(`${base}${REFERENCES_SYNC_PATH}`, {
+      method: 'PUT', headers: { 'content-type': 'application/json', 'x-api-key': a.key }, body: JSON.stringify(rows)
+    })
+    return { status: res.status, json: await res.json() as any }
+  }
+  const statuses: number[] = []
+  const problems: string[] = []
+  const worker = async (w: number) => {
+    for (let round = 0; round < 25; round++) {
+      // A whole permutation of the pool over each type's six records can never conflict: always all applied.
+      // Every third request instead swaps two records' sync IDs as this worker last saw them: may be refused.
+      let rows: Row[]
+      if ((w + round) % 3 === 0) {
+        const picked = [records[random(records.length)], records[random(records.length)]]
+        rows = picked.map((r, i) => ({ ...r, syncId: pool[(round + i) % pool.length] }))
+      } else {
+        rows = ['RETAILER', 'ITEM', 'OFFER'].flatMap((type) => {
+          const p = permutation()
+          return records.filter((r) => r.type === type).map((r, i) => ({ ...r, syncId: p[i] }))
+        })
+      }
+      const { status, json } = await send(rows)
+      statuses.push(status)
+      if (status !== 200) { problems.push(`${status} ${JSON.stringify(json).slice(0, 200)}`); continue }
+      const d = json.data
+      if (d.inserted + d.updated + d.unchanged + d.failed !== d.received) problems.push(`counts ${JSON.stringify(d)}`)
+      if (rows.length > 2 && d.failed !== 0) problems.push(`a permutation refused: ${JSON.stringify(d.errors)}`)
+      if (d.errors.some((e: any) => !['SYNC_ID_TAKEN', 'DUPLICATE_RECORD', 'DUPLICATE_SYNC_ID'].includes(e.code))) {
+        problems.push(`unexpected ${JSON.stringify(d.errors)}`)
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: 8 }, (_, w) => worker(w)))
+  t.same(problems, [])
+  t.equal(statuses.length, 200)
+  t.ok(statuses.every((s) => s === 200), 'never a 5xx (nor anything else)')
+  const dupes = await database.sql`
+    select 'RETAILER' as type, sync_id, count(*)::int from seller_retailers where seller_id = ${a.sellerId} and sync_id is not null group by sync_id having count(*) > 1
+    union all select 'ITEM', item_sync_id, count(*)::int from items where seller_id = ${a.sellerId} and item_sync_id is not null group by item_sync_id having count(*) > 1
+    union all select 'OFFER', offer_sync_id, count(*)::int from offers where seller_id = ${a.sellerId} and offer_sync_id is not null group by offer_sync_id having count(*) > 1`
+  t.same(dupes, [], 'no sync ID on two records of one type')
+  const final = await mappings(database, a.sellerId)
+  t.ok(final.filter((m) => m.startsWith('ITEM')).every((m) => /P\d$/.test(m)), 'every item holds a pool sync ID')
+})
