@@ -9,7 +9,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
  *
  *   entry points (server.ts, cli/, app.ts, worker-tasks.ts, demo.ts)
  *     → interfaces (routes/, graphql/, plugins/)
- *       → services (orders/, sellers/, shipments/, status-update/, credentials/, seed/)
+ *       → services (orders/, sellers/, shipments/, references/, status-update/, credentials/, seed/)
  *         → effects/ (the job contract and its delivery)
  *           → base (db/, paging/, config.ts, errors.ts, logger.ts, plain-object.ts)
  *
@@ -19,7 +19,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 const ENTRY = ['src/server.ts', 'src/app.ts', 'src/cli', 'src/worker-tasks.ts', 'src/demo.ts']
 const INTERFACES = ['src/routes', 'src/graphql', 'src/plugins']
 const SERVICES = ['src/orders', 'src/sellers', 'src/shipments', 'src/status-update', 'src/credentials', 'src/seed', 'src/idempotency',
-  'src/platform']
+  'src/platform', 'src/references']
 const EFFECTS = ['src/effects']
 const BASE = ['src/db', 'src/paging', 'src/config.ts', 'src/errors.ts', 'src/rest-envelope.ts', 'src/item-error.ts',
   'src/logger.ts', 'src/redis.ts', 'src/metrics.ts', 'src/cost-bucket.ts', 'src/plain-object.ts']

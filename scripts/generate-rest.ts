@@ -10,6 +10,9 @@ import {
 } from '../src/platform/schemas.js'
 import { PlatformOrderLineSchema, PlatformOrderSchema } from '../src/platform/order-schemas.js'
 import { SyncDataSchema, SyncRequestSchema } from '../src/shipments/schemas.js'
+import {
+  MatchedSchema, ReferenceRowErrorSchema, ReferenceRowSchema, ReferencesDataSchema, ReferencesRequestSchema
+} from '../src/references/schemas.js'
 import { BatchDataSchema, PlatformStatusUpdateItemSchema, StatusUpdateItemSchema } from '../src/status-update/schemas.js'
 import {
   OutstandingShipmentRecord, RowErrors
@@ -49,6 +52,12 @@ const named: Record<string, unknown> = {
   SyncRequest: SyncRequestSchema,
   SyncData: SyncDataSchema,
   SyncResponse: contract.SyncResponseSchema,
+  ReferenceRow: ReferenceRowSchema,
+  ReferencesRequest: ReferencesRequestSchema,
+  ReferenceRowError: ReferenceRowErrorSchema,
+  Matched: MatchedSchema,
+  ReferencesData: ReferencesDataSchema,
+  ReferencesResponse: contract.ReferencesResponseSchema,
   PlatformStore: PlatformStoreSchema,
   PlatformSeller: PlatformSellerSchema,
   PlatformSellersRequest: contract.restEndpoints.platformSellers.request,

@@ -22,6 +22,7 @@ import graphiqlRoutes from './routes/graphiql.js'
 import openapiPlugin from './routes/openapi.js'
 import statusUpdateRoutes from './routes/status-update.js'
 import shipmentSyncRoutes from './routes/shipment-sync.js'
+import referencesSyncRoutes from './routes/references-sync.js'
 import platformRoutes from './routes/platform.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -83,6 +84,7 @@ export async function buildApp (
   await app.register(graphqlPlugin)
   await app.register(statusUpdateRoutes)
   await app.register(shipmentSyncRoutes)
+  await app.register(referencesSyncRoutes)
   await app.register(platformRoutes)
   if (explorerEnabled(config)) await app.register(graphiqlRoutes, { graphqlPath: GRAPHQL_PATH })
   return app

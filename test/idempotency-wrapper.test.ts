@@ -107,6 +107,10 @@ t.test('every mutating endpoint of the REST contract is idempotent', async (t) =
       headers: { 'x-api-key': key },
       payload: [{ retailerSyncId: 'R1', offerSyncId: 'O1', outstandingQuantity: 1 }]
     },
+    referencesSync: {
+      headers: { 'x-api-key': key },
+      payload: [{ type: 'ITEM', id: 999_999, syncId: 'I1' }]
+    },
     platformSellers: {
       headers: { authorization: `Bearer ${platform}` },
       payload: [{ companyId: 900, name: 'S', status: 'ACTIVE', takeRate: 0.02, autoRejectEnabled: false, stores: [] }]

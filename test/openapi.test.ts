@@ -39,6 +39,7 @@ t.test('the document validates as OpenAPI 3.1 and is the committed schema/openap
     '/v2/platform/orders', '/v2/platform/orders/update-status',
     '/v2/platform/retailers',
     '/v2/platform/sellers', '/v2/platform/sellers/points',
+    '/v2/references/sync-data',
     '/v2/shipments/outstanding/sync-data'
   ], 'the REST endpoints of the contract, nothing else')
   t.same(Object.keys(document.components.securitySchemes).sort(), ['apiKeyBearer', 'apiKeyHeader', 'platformKeyBearer'])

@@ -26,7 +26,13 @@ export const KeySpace = {
   sku: 0x5c0e5,
   offer: 0x0ffe5,
   sellingUnit: 0x0417e5,
-  deal: 0xdea1e5
+  deal: 0xdea1e5,
+  /**
+   * A seller's sync IDs (references/): one lock per seller, taken by every references sync of that seller
+   * before it reads what is stored, so two of them run one after the other. No platform batch writes a
+   * sync ID, so none takes it.
+   */
+  sellerReferences: 0x5e1f5
 } as const
 
 /**

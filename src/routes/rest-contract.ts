@@ -5,6 +5,7 @@ import {
 } from '../platform/schemas.js'
 import { PlatformOrdersRequestSchema } from '../platform/order-schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
+import { MAX_REFERENCE_ROWS, ReferencesDataSchema, ReferencesRequestSchema } from '../references/schemas.js'
 import {
   BatchDataSchema, MAX_ITEMS, PlatformStatusUpdateItemSchema, StatusUpdateItemSchema
 } from '../status-update/schemas.js'
@@ -20,6 +21,7 @@ import { FailureEnvelope, FailureEnvelopeWithData, SuccessEnvelope } from '../re
 
 export const STATUS_UPDATE_PATH = '/v2/accounting/orders/update-status'
 export const SYNC_PATH = '/v2/shipments/outstanding/sync-data'
+export const REFERENCES_SYNC_PATH = '/v2/references/sync-data'
 export const PLATFORM_SELLERS_PATH = '/v2/platform/sellers'
 export const PLATFORM_POINTS_PATH = '/v2/platform/sellers/points'
 export const PLATFORM_ORDERS_PATH = '/v2/platform/orders'
@@ -60,6 +62,11 @@ export const SyncResponseSchema = Type.Composite([SuccessEnvelope(SyncDataSchema
   title: 'SyncResponse', description: 'Every row was processed; bad rows are in data.errors by index'
 })
 export type SyncResponse = Static<typeof SyncResponseSchema>
+
+export const ReferencesResponseSchema = Type.Composite([SuccessEnvelope(ReferencesDataSchema)], {
+  title: 'ReferencesResponse', description: 'Every row was processed; refused rows are in data.errors by index'
+})
+export type ReferencesResponse = Static<typeof ReferencesResponseSchema>
 
 export const PlatformBatchResponseSchema = Type.Composite([SuccessEnvelope(PlatformBatchDataSchema)], {
   title: 'PlatformBatchResponse',
@@ -104,6 +111,12 @@ export const restEndpoints = {
     path: SYNC_PATH,
     request: SyncRequestSchema,
     responses: { 200: SyncResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  referencesSync: {
+    method: 'PUT',
+    path: REFERENCES_SYNC_PATH,
+    request: ReferencesRequestSchema,
+    responses: { 200: ReferencesResponseSchema, 400: RequestFailureSchema, ...requestFailures }
   },
   platformSellers: {
     method: 'PUT',
@@ -153,4 +166,4 @@ export const restEndpoints = {
   }
 } satisfies Record<string, Endpoint>
 
-export { MAX_ITEMS as MAX_STATUS_ITEMS, MAX_SYNC_ROWS }
+export { MAX_ITEMS as MAX_STATUS_ITEMS, MAX_SYNC_ROWS, MAX_REFERENCE_ROWS }

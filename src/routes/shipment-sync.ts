@@ -1,33 +1,22 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { badRequest, RequestError } from '../errors.js'
-import { fingerprinted, withIdempotency } from '../plugins/idempotency.js'
-import { readJsonArray } from '../shipments/json-array-reader.js'
+import { withIdempotency } from '../plugins/idempotency.js'
 import { SyncBatchBuilder } from '../shipments/sync-batch.js'
 import { MAX_SYNC_ROWS } from '../shipments/schemas.js'
 import { syncOutstandingShipments } from '../shipments/sync-outstanding.js'
 import { SyncCode, SyncText } from '../shipments/texts.js'
 import { success } from '../rest-envelope.js'
 import { restEndpoints } from './rest-contract.js'
+import { readArrayBody, streamJsonBodies } from './streamed-json-array.js'
 
 /*
  * PUT /v2/shipments/outstanding/sync-data (spec 4.3). Registered without fastify-plugin on purpose: the
- * JSON body of this route is not parsed up front but streamed row by row (readJsonArray), under its own
- * large limit; every other route keeps Fastify's parser and the small default limit.
+ * JSON body of this route is not parsed up front but streamed row by row (streamed-json-array.ts), under
+ * its own large limit; every other route keeps Fastify's parser and the small default limit.
  */
 
 const shipmentSyncRoutes: FastifyPluginAsync = async (app) => {
   const limit = app.config.SYNC_BODY_LIMIT_BYTES
-
-  // The body stream itself becomes request.body; the handler reads it after authentication. JSON only
-  // (no text/plain): anything else is 415.
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', (request, payload, done) => {
-    if (Number(request.headers['content-length']) > limit) {
-      done(new RequestError.PayloadTooLarge(limit), undefined)
-      return
-    }
-    done(null, payload)
-  })
+  streamJsonBodies(app, limit)
 
   const { path, responses } = restEndpoints.shipmentSync
   app.put(path, {
@@ -39,24 +28,13 @@ const shipmentSyncRoutes: FastifyPluginAsync = async (app) => {
       rateLimit: { max: app.config.RATE_LIMIT_SYNC_PER_MINUTE, timeWindow: 60_000 }
     }
   }, async (request, reply) => {
-    const stream = request.body as AsyncIterable<Buffer> | undefined
-    if (!stream || typeof stream[Symbol.asyncIterator] !== 'function') throw badRequest(SyncCode.notAnArray, SyncText.notAnArray)
-    // With an Idempotency-Key, the body's bytes are the request's fingerprint.
-    const source = fingerprinted(request, stream)
     const builder = new SyncBatchBuilder()
-    let body
-    try {
-      // Rows past the maximum are still read (to count them for the message) but not kept.
-      body = await readJsonArray(source, limit, (record, index) => { if (index < MAX_SYNC_ROWS) builder.add(record) })
-    } catch (err) {
-      // The rest of a too-large body is never read: the connection cannot be reused.
-      if (err instanceof RequestError.PayloadTooLarge) reply.header('connection', 'close')
-      throw err
-    }
-    if (body.kind !== 'array' || body.count === 0) throw badRequest(SyncCode.notAnArray, SyncText.notAnArray)
-    if (body.count > MAX_SYNC_ROWS) {
-      throw badRequest(SyncCode.tooManyRows, SyncText.tooManyRows(MAX_SYNC_ROWS, body.count))
-    }
+    await readArrayBody(request, reply, {
+      limit,
+      maxRows: MAX_SYNC_ROWS,
+      notAnArray: { code: SyncCode.notAnArray, text: SyncText.notAnArray },
+      tooManyRows: { code: SyncCode.tooManyRows, text: SyncText.tooManyRows }
+    }, (record) => builder.add(record))
 
     const sellerId = request.caller!.sellerId
     const result = await withIdempotency(request, reply,

@@ -8,6 +8,13 @@
  */
 export type SyncRequest = SyncRow[]
 /**
+ * Sync ID rows; each row is checked on its own and a refused row is reported by index. Uniqueness of a sync ID is checked on the result of the whole request, so one request may swap two sync IDs.
+ *
+ * @minItems 1
+ * @maxItems 100000
+ */
+export type ReferencesRequest = ReferenceRow[]
+/**
  * 1 to 1000 seller rows; each is checked on its own and a bad row is reported by index
  *
  * @minItems 1
@@ -64,6 +71,12 @@ export interface RestContract {
   SyncRequest: SyncRequest
   SyncData: SyncData
   SyncResponse: SyncResponse
+  ReferenceRow: ReferenceRow
+  ReferencesRequest: ReferencesRequest
+  ReferenceRowError: ReferenceRowError
+  Matched: Matched
+  ReferencesData: ReferencesData
+  ReferencesResponse: ReferencesResponse
   PlatformStore: PlatformStore
   PlatformSeller: PlatformSeller
   PlatformSellersRequest: PlatformSellersRequest
@@ -261,6 +274,88 @@ export interface SyncResponse {
   statusCode: 200
   message: string
   data: SyncData
+}
+/**
+ * The seller's sync ID for one retailer, shop, item or offer
+ */
+export interface ReferenceRow {
+  /**
+   * The kind of record the id names
+   */
+  type: 'RETAILER' | 'SHOP' | 'ITEM' | 'OFFER'
+  /**
+   * The marketplace id of the record, as the orders read shows it
+   */
+  id: number
+  /**
+   * The seller's own id for the record; null clears the mapping
+   */
+  syncId: string | null
+}
+export interface ReferenceRowError {
+  /**
+   * Position of the row in the request array, from 0
+   */
+  index: number
+  /**
+   * Why the row was refused; names the field
+   */
+  error: string
+  /**
+   * ROW_NOT_OBJECT, FIELD_REQUIRED, INVALID_TYPE, INVALID_ID, INVALID_SYNC_ID, UNSTORABLE_TEXT, RECORD_NOT_FOUND, DUPLICATE_RECORD, DUPLICATE_SYNC_ID or SYNC_ID_TAKEN
+   */
+  code: string
+}
+/**
+ * Outstanding shipment rows newly matched by this request's sync IDs (shipments carry no item sync ID)
+ */
+export interface Matched {
+  /**
+   * Stored outstanding shipment rows whose retailerSyncId matches a retailer now and did not before
+   */
+  retailers: number
+  /**
+   * The same for shopSyncId
+   */
+  shops: number
+  /**
+   * The same for offerSyncId
+   */
+  offers: number
+}
+export interface ReferencesData {
+  /**
+   * Elements in the request, valid or not
+   */
+  received: number
+  /**
+   * Records that had no sync ID and now have one
+   */
+  inserted: number
+  /**
+   * Records whose sync ID changed, a cleared one (null) included
+   */
+  updated: number
+  /**
+   * Records that already had the sent value: not written
+   */
+  unchanged: number
+  /**
+   * Rows listed in errors: nothing of them was applied
+   */
+  failed: number
+  errors: ReferenceRowError[]
+  matched: Matched
+}
+/**
+ * Every row was processed; refused rows are in data.errors by index
+ */
+export interface ReferencesResponse {
+  error: false
+  status: true
+  statusCode: 200
+  message: string
+  data: ReferencesData
 }
 /**
  * A store of the seller, by the marketplace's id: added or renamed, never removed

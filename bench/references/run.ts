@@ -1,0 +1,215 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { benchDatabase, machineLine } from '../lib/database.js'
+import { issueCredential } from '../../src/credentials/service.js'
+import { REFERENCES_SYNC_PATH } from '../../src/routes/rest-contract.js'
+import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
+
+/*
+ * References sync benchmark (`npm run bench:references`): BENCH_REFERENCE_ROWS (100,000) sync IDs in one
+ * PUT /v2/references/sync-data, over real HTTP, against a seller of a database holding
+ * BENCH_BACKGROUND_ORDERS (1,000,000) orders written by the demo seed.
+ *
+ *   1. a fresh database (embedded PostgreSQL, or BENCH_DATABASE_URL's server), the demo seed, VACUUM ANALYZE;
+ *      seller 1 gets extra items and offers (by SQL) so that it has as many records as rows are sent: every
+ *      retailer, shop, item and offer it has is in the request;
+ *   2. the real server (`npm start`'s command, in a child process: its RSS is its own);
+ *   3. the orders page (GraphQL `orders`, limit 20, pages spread over the seller's orders) read in a loop
+ *      from one connection for BENCH_BASELINE_S (10) seconds: p50/p99 without a sync;
+ *   4. the sync, three times: first mapping (inserted), a rotation of every sync ID (updated: the
+ *      clear-then-set path, every row a "swap"), the same again (unchanged); rows/s, the server's peak RSS,
+ *      and the orders page read in the same loop meanwhile.
+ *
+ * Quick run: BENCH_BACKGROUND_ORDERS=100000 npm run bench:references
+ */
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const BACKGROUND = Number(process.env.BENCH_BACKGROUND_ORDERS ?? 1_000_000)
+const ROWS = Number(process.env.BENCH_REFERENCE_ROWS ?? 100_000)
+const BASELINE_S = Number(process.env.BENCH_BASELINE_S ?? 10)
+const SELLER = 1
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`)
+const percentile = (sorted: number[], p: number): number =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]
+
+function freePort (): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address() as net.AddressInfo; srv.close(() => resolve(port)) })
+  })
+}
+
+function memory (pid: number): { rssMb: number, peakMb: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 }
+}
+function resetPeak (pid: number): void {
+  try { fs.writeFileSync(`/proc/${pid}/clear_refs`, '5') } catch { /* not resettable: the peak is since start */ }
+}
+
+async function startServer (databaseUrl: string): Promise<{ child: ChildProcess, base: string, command: string }> {
+  const port = await freePort()
+  const start = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string
+  const [command, ...args] = start.split(/\s+/)
+  if (command !== 'node') throw new Error(`expected the start script to run node, got: ${start}`)
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ORDER_EXCHANGE_ENV: 'testing',
+      RATE_LIMIT_ENABLED: 'false',
+      WORKER_ENABLED: 'false',
+      SEED_DEMO: 'false',
+      SHED_EVENT_LOOP_DELAY_MS: '0'
+    },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  const base = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+    try {
+      if ((await fetch(`${base}/health/ready`)).ok) return { child, base, command: start }
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) throw new Error('server did not become ready in 60 s')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+/** Reads orders pages in a loop until `until` resolves; the latency of each read. */
+async function readLoop (base: string, token: string, pages: number, until: Promise<unknown>): Promise<number[]> {
+  const state = { done: false }
+  until.finally(() => { state.done = true }).catch(() => {})
+  const each: number[] = []
+  let page = 1
+  while (!state.done) {
+    page = (page * 7919) % pages + 1
+    const t0 = performance.now()
+    const res = await fetch(`${base}/v2/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: `{ orders(input: {page: ${page}, limit: 20}) { pageInfo { total } nodes { orderId retailer { syncId } shop { syncId retailerSyncId }
+          orderItems { item { itemSyncId } offer { offerSyncId } } } } }`
+      })
+    })
+    const text = await res.text()
+    if (res.status !== 200 || text.includes('"errors"')) throw new Error(`orders read answered ${res.status}: ${text.slice(0, 300)}`)
+    each.push(performance.now() - t0)
+  }
+  return each.sort((a, b) => a - b)
+}
+
+async function main (): Promise<void> {
+  const bench = await benchDatabase('references')
+  const { database } = bench
+  const { sql } = database
+  let child: ChildProcess | undefined
+  try {
+    const [pgVersion] = await sql`select current_setting('server_version') as v`
+    let t0 = performance.now()
+    await seed(database, { orders: BACKGROUND, seed: 1, anchor: DEFAULT_ANCHOR })
+    log(`background: ${fmt(BACKGROUND)} orders seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s`)
+
+    // Seller 1's records, topped up with items and offers until there are ROWS of them.
+    const count = async () => (await sql`select
+      (select count(*)::int from seller_retailers where seller_id = ${SELLER}) +
+      (select count(*)::int from seller_shops where seller_id = ${SELLER}) +
+      (select count(*)::int from items where seller_id = ${SELLER}) +
+      (select count(*)::int from offers where seller_id = ${SELLER}) as n`)[0].n as number
+    const missing = Math.max(0, ROWS - await count())
+    const items = Math.ceil(missing / 2)
+    await sql`insert into items (seller_id, item_name) select ${SELLER}, 'Bench item ' || g from generate_series(1, ${items}) g`
+    const [sku] = await sql`select id from skus where seller_id = ${SELLER} order by id limit 1`
+    await sql`insert into offers (seller_id, sku_id, purchase_price, mrp_price_amount, final_price_with_tax)
+      select ${SELLER}, ${sku.id}, 1, 2, 2 from generate_series(1, ${missing - items}) g`
+    const records = await sql<Array<{ type: string, id: number }>>`
+      select 'RETAILER' as type, retailer_id as id from seller_retailers where seller_id = ${SELLER}
+      union all select 'SHOP', shop_id from seller_shops where seller_id = ${SELLER}
+      union all select 'ITEM', id from items where seller_id = ${SELLER}
+      union all select 'OFFER', id from offers where seller_id = ${SELLER}
+      order by 1, 2 limit ${ROWS}`
+    const [orders] = await sql`select count(*)::int as n from orders where seller_id = ${SELLER} and not is_deleted`
+    await sql`vacuum analyze`
+    await sql`checkpoint`
+    log(`seller ${SELLER}: ${fmt(orders.n)} orders, ${fmt(records.length)} records to map`)
+
+    const key = (await issueCredential(database.db, { sellerId: SELLER, kind: 'api-key', environment: 'testing' })).secret
+    const token = (await issueCredential(database.db, { sellerId: SELLER, kind: 'access-token', environment: 'testing' })).secret
+    const server = await startServer(bench.url)
+    child = server.child
+    const pid = child.pid!
+    const pages = Math.max(1, Math.floor(orders.n / 20))
+
+    // Warm-up, then the orders page alone.
+    await readLoop(server.base, token, pages, new Promise((resolve) => setTimeout(resolve, 2000)))
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    const alone = await readLoop(server.base, token, pages, sleep(BASELINE_S * 1000))
+    log(`orders page alone: ${alone.length} reads, p50 ${percentile(alone, 0.5).toFixed(1)} ms, p99 ${percentile(alone, 0.99).toFixed(1)} ms`)
+
+    // Round 1: every record its own sync ID; round 2: each one its neighbour's within its type (a rotation:
+    // every row takes a sync ID another record holds now); round 3: the same again.
+    const size = new Map<string, number>()
+    const position = records.map((r) => { const p = size.get(r.type) ?? 0; size.set(r.type, p + 1); return p })
+    const body = (round: number) => Buffer.from(JSON.stringify(records.map((r, i) => ({
+      type: r.type,
+      id: r.id,
+      syncId: `${r.type}-${round === 1 ? position[i] : (position[i] + 1) % size.get(r.type)!}`
+    }))))
+    type Result = {
+      name: string, ms: number, rowsPerS: number, peakMb: number, reads: number[], data: Record<string, unknown>
+    }
+    const results: Result[] = []
+    const rounds = [[1, 'first mapping (inserted)'], [2, 'rotation of every sync ID (updated)'], [3, 'the same again (unchanged)']] as const
+    for (const [round, name] of rounds) {
+      const payload = body(round)
+      resetPeak(pid)
+      t0 = performance.now()
+      const sync = fetch(`${server.base}${REFERENCES_SYNC_PATH}`, {
+        method: 'PUT', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: payload
+      }).then(async (res) => ({ status: res.status, json: await res.json() as { data: Record<string, unknown> } }))
+      const [answer, reads] = await Promise.all([sync, readLoop(server.base, token, pages, sync)])
+      const ms = performance.now() - t0
+      if (answer.status !== 200 || answer.json.data.failed !== 0) {
+        throw new Error(`sync answered ${answer.status}: ${JSON.stringify(answer.json).slice(0, 400)}`)
+      }
+      const { peakMb } = memory(pid)
+      const { errors: _errors, ...data } = answer.json.data
+      results.push({ name, ms, rowsPerS: records.length / (ms / 1000), peakMb, reads, data })
+      log(`${name}: ${(ms / 1000).toFixed(2)} s, ${fmt(records.length / (ms / 1000))} rows/s, peak RSS ${peakMb.toFixed(0)} MB, ` +
+        `${reads.length} orders reads meanwhile p99 ${percentile(reads, 0.99).toFixed(1)} ms; ${JSON.stringify(data)}`)
+    }
+
+    console.log(`\nMachine: ${machineLine()}; PostgreSQL ${pgVersion.v as string}${process.env.BENCH_DATABASE_URL ? ' (BENCH_DATABASE_URL)' : ' (embedded)'}`)
+    console.log(`Server: \`${server.command}\`; ${fmt(BACKGROUND)} background orders (seller ${SELLER}: ${fmt(orders.n)}), ${fmt(records.length)} rows in one request (${(body(1).length / 2 ** 20).toFixed(1)} MiB)\n`)
+    console.log('| phase | wall (s) | rows/s | server peak RSS (MB) | orders page reads | p50 (ms) | p99 (ms) | answer |')
+    console.log('|---|---|---|---|---|---|---|---|')
+    console.log(`| orders page alone (${BASELINE_S} s) | | | | ${alone.length} | ${percentile(alone, 0.5).toFixed(1)} | ${percentile(alone, 0.99).toFixed(1)} | |`)
+    for (const r of results) {
+      console.log(`| ${r.name} | ${(r.ms / 1000).toFixed(2)} | ${fmt(r.rowsPerS)} | ${r.peakMb.toFixed(0)} | ${r.reads.length} | ` +
+        `${percentile(r.reads, 0.5).toFixed(1)} | ${percentile(r.reads, 0.99).toFixed(1)} | ${JSON.stringify(r.data).replace(/"/g, '')} |`)
+    }
+  } finally {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM')
+      await new Promise((resolve) => child!.once('exit', resolve))
+    }
+    await bench.dispose()
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

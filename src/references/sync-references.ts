@@ -1,0 +1,82 @@
+import type { Db, Tx } from '../db/client.js'
+import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
+import { transaction } from '../db/transaction.js'
+import { retryOnConflict } from '../db/retry.js'
+import { KeySpace, lockKeys } from '../platform/batch-sql.js'
+import { decideReferences, type TypeDecision } from './decide.js'
+import type { ReferenceBatch } from './reference-batch.js'
+import type { ReferencesData } from './schemas.js'
+import { REFERENCE_TYPES, type ReferenceType } from './texts.js'
+import { countMatchedShipments, readStoredReferences, writeReferences } from './write-references.js'
+
+/*
+ * The references sync: the seller's own sync IDs for its retailers, shops, items and offers. One request is
+ * one transaction under the seller's advisory lock (two syncs of one seller run one after the other): every
+ * type's stored state is read and every row decided (decide.ts) before anything is written, then the writes
+ * are set-based. A failure or a crash applies nothing; re-sending the same request answers `unchanged`.
+ */
+
+export interface ReferencesOptions {
+  /** The request's Idempotency-Key: its first outcome is stored with the rows and replayed to a retry. */
+  idempotency?: IdempotencyRequest
+}
+
+/** How many times a whole run is made again after the unique index refused a write (see below). */
+const UNIQUE_RETRIES = 3
+
+export async function syncReferences (
+  db: Db, sellerId: number, batch: ReferenceBatch, options: ReferencesOptions = {}
+): Promise<Replayable<ReferencesData>> {
+  const key = options.idempotency
+  const run = () => retryOnConflict(() => transaction(db, (tx) =>
+    idempotent(tx, key, () => applyReferences(tx, sellerId, batch))))
+  // Every writer of a sync ID takes the seller's lock and checks first, so the unique index should never
+  // refuse a write; if a writer outside this service ever does, the run is made again: it then reads the
+  // sync ID as taken and refuses that row (SYNC_ID_TAKEN) rather than answering 500.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run()
+    } catch (err) {
+      if (attempt > UNIQUE_RETRIES || !isUniqueViolation(err)) throw err
+    }
+  }
+}
+
+/** The work of one request on its transaction (exported for the bench and tests). */
+export async function applyReferences (tx: Tx, sellerId: number, batch: ReferenceBatch): Promise<ReferencesData> {
+  await lockKeys(tx, [{ space: KeySpace.sellerReferences, ids: [sellerId] }])
+  const decisions = new Map<ReferenceType, TypeDecision>()
+  for (const type of REFERENCE_TYPES) {
+    const rows = batch.rows[type]
+    if (rows.ids.length === 0) continue
+    const syncIds = rows.syncIds.filter((s): s is string => s !== null)
+    decisions.set(type, decideReferences(type, rows, await readStoredReferences(tx, sellerId, type, rows.ids, syncIds)))
+  }
+  for (const [type, decision] of decisions) await writeReferences(tx, sellerId, type, decision)
+  const newly = (type: ReferenceType) => decisions.get(type)?.newlyMatched ?? []
+  const matched = await countMatchedShipments(tx, sellerId,
+    { retailers: newly('RETAILER'), shops: newly('SHOP'), offers: newly('OFFER') })
+
+  const errors = [...batch.errors]
+  let inserted = 0
+  let updated = 0
+  let unchanged = 0
+  for (const decision of decisions.values()) {
+    for (const error of decision.errors) errors.push(error)
+    inserted += decision.inserted
+    updated += decision.updated
+    unchanged += decision.unchanged
+  }
+  errors.sort((a, b) => a.index - b.index)
+  return { received: batch.received, inserted, updated, unchanged, failed: errors.length, errors, matched }
+}
+
+/** 23505, on the error or one it wraps (Drizzle wraps the driver's). */
+function isUniqueViolation (err: unknown): boolean {
+  let current: unknown = err
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    if ((current as { code?: unknown }).code === '23505') return true
+    current = (current as { cause?: unknown }).cause
+  }
+  return false
+}

@@ -1,0 +1,108 @@
+import t from 'tap'
+import { openClient, openDatabase } from '../src/db/client.js'
+import { REFERENCES_SYNC_PATH } from '../src/routes/rest-contract.js'
+import { rawClient, type TestDatabase as Database } from './helpers/build.js'
+import { createSeller, credential } from './helpers/fixtures.js'
+import { createCatalogue } from './helpers/order-fixtures.js'
+import { freePort, ready, startServer, waitFor } from './helpers/server-process.js'
+import { createTestDatabaseUrl } from './helpers/test-server.js'
+
+/*
+ * The server process SIGKILLed in the middle of a large references sync (20,000 items and 20,000 offers),
+ * made deterministic as in platform-faults.test.ts: a trigger on offers (written after items) waits on an
+ * advisory lock the test holds, so the request's transaction is caught after the items are written and
+ * before it commits. Nothing may be stored; restarted, the re-send applies everything once.
+ */
+
+const HOLD = 7_700_023
+const N = 20_000
+
+t.test('the server SIGKILLed inside a 40,000-row references sync: nothing stored; restarted, the re-send applies all', async (t) => {
+  const made = await createTestDatabaseUrl()
+  const database: Database = { ...openDatabase(made.url, { max: 2, application: 'oxs-test' }), sql: rawClient(made.url) }
+  const { sql } = database
+  const servers: Array<ReturnType<typeof startServer>> = []
+  t.teardown(async () => {
+    for (const server of servers) {
+      if (server.child.exitCode === null && server.child.signalCode === null) {
+        server.child.kill('SIGKILL')
+        await server.exited
+      }
+    }
+    await database.close()
+    await sql.end({ timeout: 5 })
+    await made.drop()
+  })
+  const seller = await createSeller(database)
+  const line = await createCatalogue(database, seller, 'F')
+  await sql`insert into items (seller_id, item_name) select ${seller.sellerId}, 'Item ' || g from generate_series(1, ${N}) g`
+  await sql`insert into offers (seller_id, sku_id, purchase_price, mrp_price_amount, final_price_with_tax)
+    select ${seller.sellerId}, ${line.skuId}, 1, 2, 2 from generate_series(1, ${N}) g`
+  const itemIds = (await sql`select id from items where seller_id = ${seller.sellerId} and item_sync_id is null order by id`).map((r) => r.id as number)
+  const offerIds = (await sql`select id from offers where seller_id = ${seller.sellerId} and offer_sync_id is null order by id`).map((r) => r.id as number)
+  t.equal(itemIds.length, N)
+  const rows = [
+    ...itemIds.map((id, i) => ({ type: 'ITEM', id, syncId: `ITEM-K-${i}` })),
+    ...offerIds.map((id, i) => ({ type: 'OFFER', id, syncId: `VAR-K-${i}` }))
+  ]
+  const key = await credential(database, seller.sellerId, 'api-key')
+  const state = async () => (await sql`select
+    (select count(*)::int from items where seller_id = ${seller.sellerId} and item_sync_id like 'ITEM-K-%') as items,
+    (select count(*)::int from offers where seller_id = ${seller.sellerId} and offer_sync_id like 'VAR-K-%') as offers`)[0]
+
+  await sql.unsafe(`create function oxs_test_hold() returns trigger language plpgsql as $$
+    begin perform pg_advisory_xact_lock(${HOLD}); return null; end $$;
+    create trigger oxs_test_hold after update on offers for each statement execute function oxs_test_hold()`)
+  const holder = openClient(made.url, { max: 1, application: 'oxs-test-holder' })
+  await holder`select pg_advisory_lock(${HOLD})`
+  let held = true
+  const release = async () => {
+    if (!held) return
+    held = false
+    await holder`select pg_advisory_unlock(${HOLD})`
+    await holder.end({ timeout: 5 })
+  }
+  t.teardown(release)
+
+  const start = async () => {
+    const port = await freePort()
+    const server = startServer({ DATABASE_URL: made.url, PORT: String(port), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' })
+    servers.push(server)
+    await waitFor('readiness', () => ready(port))
+    const send = async () => {
+      const res = await fetch(`http://127.0.0.1:${port}${REFERENCES_SYNC_PATH}`, {
+        method: 'PUT', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(rows)
+      })
+      return { status: res.status, json: await res.json() as { data?: Record<string, number> } }
+    }
+    return { server, send }
+  }
+
+  const first = await start()
+  const answer = first.send().then(() => 'answered', (err: Error) => err.message)
+  let pid = 0
+  await waitFor('the sync waiting inside its transaction', async () => {
+    const waiting = await sql`select pid from pg_stat_activity where datname = current_database()
+      and application_name like 'order-exchange%' and wait_event_type = 'Lock' and wait_event = 'advisory'`
+    pid = waiting[0]?.pid ?? 0
+    return waiting.length === 1
+  }, 60_000)
+  const written = (await sql`select distinct c.relname from pg_locks l join pg_class c on c.oid = l.relation
+    where l.pid = ${pid} and l.mode = 'RowExclusiveLock'`).map((r) => r.relname as string)
+  t.ok(written.includes('items') && written.includes('offers'), `caught after its writes: ${written.join(', ')}`)
+  first.server.child.kill('SIGKILL')
+  await first.server.exited
+  t.equal(await answer, 'fetch failed', 'the client lost its connection')
+  // The dead process's transaction lives until its backend notices: let it go on, it can never commit.
+  await release()
+  await waitFor('the orphaned backend gone', async () =>
+    (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, 30_000)
+  t.same(await state(), { items: 0, offers: 0 }, 'all or nothing: the items written before the kill were rolled back')
+
+  const second = await start()
+  const resent = await second.send()
+  t.same([resent.status, resent.json.data?.inserted, resent.json.data?.failed], [200, 2 * N, 0], 'the re-send applies every row')
+  t.same(await state(), { items: N, offers: N })
+  const again = await second.send()
+  t.same([again.status, again.json.data?.unchanged], [200, 2 * N], 'and again: unchanged')
+})
