@@ -7,7 +7,7 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { checkReferenceRow, createClient, unmappedRows, type ReferenceRow } from '@order-exchange/client'
 import { checkReferenceRow as serviceCheck } from '../../src/references/reference-row.js'
-import { serve, type Served } from './helpers.js'
+import { faultProxy, serve, type Served } from './helpers.js'
 
 /*
  * client.references.sync and the CLI's `references sync` / `references unmapped` against the real service:
@@ -157,6 +157,23 @@ t.test('round trip in chunks: unmapped → fill in → sync → nothing unmapped
   t.match(swap, { received: 4, updated: 2, unchanged: 2, failed: 0, errors: [] })
   const stored = await served.database.sql`select retailer_id, sync_id from seller_retailers where seller_id = 1 and retailer_id in ${served.database.sql([a.id, b.id])} order by retailer_id`
   t.same(stored.map((r) => [r.retailer_id, r.sync_id]).sort(), [[a.id, `MINE-RETAILER-${b.id}`], [b.id, `MINE-RETAILER-${a.id}`]].sort())
+})
+
+t.test('a chunk\'s answer lost after the service applied it: the retry (same Idempotency-Key) gets that answer', async (t) => {
+  const served = await serve(t, { orders: 30 })
+  await unmapSome(served)
+  const reader = createClient({ baseUrl: served.baseUrl, accessToken: served.accessToken })
+  const rows: ReferenceRow[] = unmappedRows(await reader.references.unmapped()).slice(0, 6)
+    .map((r) => ({ type: r.type, id: r.id, syncId: `MINE-${r.type}-${r.id}` }))
+  t.equal(rows.length, 6)
+  // The second request's answer is lost once.
+  const proxy = await faultProxy(t, served.baseUrl, (i) => i === 1 ? 'lose-answer' : 'pass')
+  const client = createClient({ baseUrl: proxy.url, apiKey: served.apiKey, retry: { baseDelayMs: 1, maxDelayMs: 5 } })
+  const result = await client.references.sync(rows, { chunkSize: 3 })
+  t.same(proxy.requests.map((r) => r.action), ['pass', 'lose-answer', 'pass'])
+  t.equal(proxy.requests[1]!.idempotencyKey, proxy.requests[2]!.idempotencyKey, 'the retry carried the lost attempt\'s key')
+  t.not(proxy.requests[0]!.idempotencyKey, proxy.requests[1]!.idempotencyKey, 'each chunk its own key')
+  t.match(result, { received: 6, inserted: 6, unchanged: 0, failed: 0 }, 'the lost attempt\'s answer: inserted, not unchanged')
 })
 
 t.test('CLI: references unmapped → fill in the CSV → references sync → nothing unmapped; exit codes', async (t) => {
