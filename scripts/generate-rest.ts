@@ -17,6 +17,8 @@ import { BatchDataSchema, PlatformStatusUpdateItemSchema, StatusUpdateItemSchema
 import {
   OutstandingShipmentRecord, RowErrors
 } from '../src/shipments/sync-row.js'
+import { CONTROL } from '../src/references/reference-row.js'
+import { REFERENCE_TYPES, ReferenceErrors } from '../src/references/texts.js'
 
 /*
  * The REST contract (src/routes/rest-contract.ts) as files: schema/rest.json, the working REST schema the
@@ -131,6 +133,7 @@ function required<T> (value: T | undefined, what: string): T {
 interface SchemaNode {
   maxItems?: number
   maxLength?: number
+  maximum?: number
   pattern?: string
   items?: SchemaNode
   properties?: Record<string, SchemaNode>
@@ -140,6 +143,8 @@ interface SchemaNode {
 /** The rules the client checks before sending, read from the contract's schemas and the row texts. */
 export function clientRules (): string {
   const statusRequest = contract.restEndpoints.statusUpdate.request as SchemaNode
+  const referencesRequest = contract.restEndpoints.referencesSync.request as SchemaNode
+  const reference = required(referencesRequest.items?.properties, 'ReferencesRequest.items.properties')
   const syncRequest = contract.restEndpoints.shipmentSync.request as SchemaNode
   const row = required(syncRequest.items?.properties, 'SyncRequest.items.properties')
   const quantityText = row.outstandingQuantity?.anyOf?.find((s) => s.pattern !== undefined)
@@ -168,6 +173,35 @@ export function clientRules (): string {
         shopSyncId: RowErrors.shopSyncId.text,
         offerSyncId: RowErrors.offerSyncId.text,
         outstandingQuantity: RowErrors.quantity.text
+      }
+    }],
+    ['MAX_REFERENCE_ROWS', 'Rows of one references sync at most (ReferencesRequest maxItems).',
+      required(referencesRequest.maxItems, 'ReferencesRequest.maxItems')],
+    ['REFERENCE_TYPES', 'The kinds of record a references sync row names (ReferenceRow.type).', REFERENCE_TYPES],
+    ['REFERENCE_ID_MAX', 'The largest id a references sync row may name (ReferenceRow.id maximum).',
+      required(reference.id?.maximum, 'ReferenceRow.id.maximum')],
+    ['REFERENCE_SYNC_ID_FORBIDDEN', 'Characters a references sync ID must not hold (control characters), as a RegExp source.',
+      CONTROL.source],
+    ['ReferenceErrorCode', 'The code of a references sync row\'s error (ReferencesData.errors[].code): that of its first broken field; `taken` is SYNC_ID_TAKEN.', {
+      notAnObject: ReferenceErrors.notAnObject.code,
+      missing: ReferenceErrors.missing('type').code,
+      type: ReferenceErrors.type.code,
+      id: ReferenceErrors.id.code,
+      syncId: ReferenceErrors.syncId.code,
+      // Not found before sending: the code a chunked sync sends a row again for (a later chunk may free the ID).
+      taken: ReferenceErrors.taken('RETAILER', '', 0).code
+    }],
+    ['ReferenceErrorText', 'The service\'s texts of the references sync row errors a client can find before sending.', {
+      notAnObject: ReferenceErrors.notAnObject.text,
+      required: {
+        type: ReferenceErrors.missing('type').text,
+        id: ReferenceErrors.missing('id').text,
+        syncId: ReferenceErrors.missing('syncId').text
+      },
+      invalid: {
+        type: ReferenceErrors.type.text,
+        id: ReferenceErrors.id.text,
+        syncId: ReferenceErrors.syncId.text
       }
     }]
   ]

@@ -21,9 +21,12 @@ export type RowCheck = { row: ReferenceRow, error?: undefined } | { row?: undefi
 
 /** Ids are PostgreSQL integers. */
 const MAX_ID = 2_147_483_647
-/** C0 and C1 control characters and DEL: never part of an identifier, invisible in a listing. */
+/**
+ * C0 and C1 control characters and DEL: never part of an identifier, invisible in a listing. Exported for
+ * the client's generated rules (scripts/generate-rest.ts), which check the same before sending.
+ */
 // eslint-disable-next-line no-control-regex -- control characters are what this looks for
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 
 const TYPES = new Set<string>(REFERENCE_TYPES)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { createClient, createPlatformClient, OrderExchangeError, type SyncRow } from './index.js'
+import { createClient, createPlatformClient, OrderExchangeError, unmappedRows, type ReferenceRow, type SyncRow } from './index.js'
 import { importFile } from './platform-import.js'
 
 /*
@@ -10,6 +10,8 @@ import { importFile } from './platform-import.js'
  *   order-exchange-client orders export --from 2026-11-01 --to 2026-11-30 > orders.ndjson
  *   order-exchange-client shipments sync rows.csv      (or rows.json, or - for JSON on stdin)
  *   order-exchange-client platform import records.ndjson   (the marketplace: a mixed file, platform key)
+ *   order-exchange-client references unmapped > mapping.csv  (fill in the syncId column, then:)
+ *   order-exchange-client references sync mapping.csv     (or .json, or - for JSON on stdin)
  *
  * The base address and credentials come from --base-url/--token/--api-key or ORDER_EXCHANGE_BASE_URL,
  * ORDER_EXCHANGE_ACCESS_TOKEN, ORDER_EXCHANGE_API_KEY. Exit codes: 0 done, 1 failed, 2 bad usage.
@@ -18,6 +20,10 @@ import { importFile } from './platform-import.js'
 const USAGE = `usage:
   order-exchange-client orders export --from YYYY-MM-DD --to YYYY-MM-DD [--limit N]   one order per line (NDJSON) on stdout
   order-exchange-client shipments sync FILE.csv|FILE.json|-                           the merged result (JSON) on stdout
+  order-exchange-client references unmapped                                          what has no sync ID yet, as CSV (type,id,syncId,name)
+                                                                                      on stdout, to fill in and send back with references sync
+  order-exchange-client references sync FILE.csv|FILE.json|-                          your sync IDs (CSV header type,id,syncId: an empty syncId
+                                                                                      clears the mapping); the merged result (JSON) on stdout
   order-exchange-client platform import FILE.ndjson                                   one record a line with a "type" (seller, retailer,
                                                                                       catalogue, deal, points, order, order-status), sent in that order;
                                                                                       progress on stderr, the summary (JSON) on stdout
@@ -55,21 +61,65 @@ export function parseCsv (text: string): string[][] {
   return rows
 }
 
-/** CSV rows under a header naming the fields; an empty shopSyncId is null; quantities keep their text. */
-export function rowsFromCsv (text: string): SyncRow[] {
+/**
+ * A CSV file's lines under its header (a leading BOM dropped), each as a getter of a named column's cell:
+ * '' for an empty or absent cell, undefined for a column the header lacks. Every named column but the
+ * optional ones must be in the header; other columns are ignored.
+ */
+function csvRecords<Name extends string> (
+  text: string, names: readonly Name[], optional: readonly Name[] = []
+): Array<(name: Name) => string | undefined> {
   const [header, ...lines] = parseCsv(text.replace(/^\ufeff/, ''))
   if (!header) return []
-  const at = (name: string): number => header.findIndex((h) => h.trim() === name)
-  const columns = { retailerSyncId: at('retailerSyncId'), shopSyncId: at('shopSyncId'), offerSyncId: at('offerSyncId'), outstandingQuantity: at('outstandingQuantity') }
-  for (const [name, index] of Object.entries(columns)) {
-    if (index < 0 && name !== 'shopSyncId') throw new UsageError(`the CSV header has no ${name} column`)
+  const columns = new Map<Name, number>()
+  for (const name of names) {
+    const index = header.findIndex((h) => h.trim() === name)
+    if (index >= 0) columns.set(name, index)
+    else if (!optional.includes(name)) throw new UsageError(`the CSV header has no ${name} column`)
   }
-  return lines.map((cells) => ({
-    retailerSyncId: cells[columns.retailerSyncId] ?? '',
-    shopSyncId: columns.shopSyncId < 0 || !cells[columns.shopSyncId] ? null : cells[columns.shopSyncId]!,
-    offerSyncId: cells[columns.offerSyncId] ?? '',
-    outstandingQuantity: cells[columns.outstandingQuantity] ?? ''
+  return lines.map((cells) => (name: Name) => {
+    const index = columns.get(name)
+    return index === undefined ? undefined : cells[index] ?? ''
+  })
+}
+
+/** CSV rows under a header naming the fields; an empty shopSyncId is null; quantities keep their text. */
+export function rowsFromCsv (text: string): SyncRow[] {
+  const fields = ['retailerSyncId', 'shopSyncId', 'offerSyncId', 'outstandingQuantity'] as const
+  return csvRecords(text, fields, ['shopSyncId']).map((cell) => ({
+    retailerSyncId: cell('retailerSyncId') ?? '',
+    shopSyncId: cell('shopSyncId') || null,
+    offerSyncId: cell('offerSyncId') ?? '',
+    outstandingQuantity: cell('outstandingQuantity') ?? ''
   }))
+}
+
+/**
+ * References CSV (header type,id,syncId; other columns ignored): an empty syncId is null (clear the
+ * mapping); an id that is not written as a whole number stays text, which the row check refuses by index.
+ */
+export function referenceRowsFromCsv (text: string): ReferenceRow[] {
+  return csvRecords(text, ['type', 'id', 'syncId'] as const).map((cell) => {
+    const id = cell('id')!.trim()
+    return {
+      type: cell('type')!.trim() as ReferenceRow['type'],
+      id: /^\d+$/.test(id) ? Number(id) : id as unknown as number,
+      syncId: cell('syncId') || null
+    }
+  })
+}
+
+/** One CSV field, quoted when it has to be. */
+function csvField (value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value
+}
+
+/** Reads rows from a .csv file (with the given reader), or JSON from any other file or stdin (-). */
+async function readRows<Row> (file: string, fromCsv: (text: string) => Row[]): Promise<Row[]> {
+  const text = file === '-' ? await readStdin() : await readFile(file, 'utf8')
+  const rows = file.toLowerCase().endsWith('.csv') ? fromCsv(text) : JSON.parse(text) as Row[]
+  if (!Array.isArray(rows)) throw new UsageError('the JSON file must hold an array of rows')
+  return rows
 }
 
 async function readStdin (): Promise<string> {
@@ -129,12 +179,30 @@ export async function main (
     }
     if (group === 'shipments' && command === 'sync') {
       if (!file) throw new UsageError('shipments sync needs a file (.csv or .json, or - for JSON on stdin)')
-      const text = file === '-' ? await readStdin() : await readFile(file, 'utf8')
-      const rows = file.toLowerCase().endsWith('.csv') ? rowsFromCsv(text) : JSON.parse(text) as SyncRow[]
-      if (!Array.isArray(rows)) throw new UsageError('the JSON file must hold an array of rows')
+      const rows = await readRows(file, rowsFromCsv)
       const result = await client.shipments.sync(rows)
       out.write(`${JSON.stringify(result)}\n`)
       err.write(`${result.received} rows: ${result.inserted} inserted, ${result.updated} updated, ${result.unchanged} unchanged, ${result.failed} failed\n`)
+      return 0
+    }
+    if (group === 'references' && command === 'sync') {
+      if (!file) throw new UsageError('references sync needs a file (.csv with header type,id,syncId, or .json, or - for JSON on stdin)')
+      const rows = await readRows(file, referenceRowsFromCsv)
+      if (rows.length === 0) throw new UsageError('references sync: the file has no rows')
+      const result = await client.references.sync(rows)
+      out.write(`${JSON.stringify(result)}\n`)
+      const { matched } = result
+      err.write(`${result.received} rows: ${result.inserted} inserted, ${result.updated} updated, ${result.unchanged} unchanged, ${result.failed} failed; ` +
+        `shipment rows newly matched: ${matched.retailers} retailers, ${matched.shops} shops, ${matched.offers} offers\n`)
+      // By index from 0: in a CSV the first line under the header is row 0.
+      for (const e of result.errors) err.write(`row ${e.index}: ${e.error} (${e.code})\n`)
+      return result.failed > 0 ? 1 : 0
+    }
+    if (group === 'references' && command === 'unmapped') {
+      const rows = unmappedRows(await client.references.unmapped())
+      out.write('type,id,syncId,name\n')
+      for (const row of rows) out.write(`${row.type},${row.id},,${csvField(row.name)}\n`)
+      err.write(`${rows.length} records without a sync ID\n`)
       return 0
     }
     throw new UsageError(`unknown command: ${positionals.join(' ') || '(none)'}`)

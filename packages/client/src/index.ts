@@ -15,7 +15,7 @@ export interface ClientOptions {
   baseUrl: string
   /** For reading orders (POST /v2/graphql). */
   accessToken?: string
-  /** For status updates and the shipment sync. */
+  /** For status updates, the shipment sync and the references sync. */
   apiKey?: string
   /** Defaults to the global fetch. */
   fetch?: typeof fetch
@@ -33,7 +33,7 @@ export interface ClientOptions {
 
 export interface OrderExchangeClient {
   orders: OrdersApi
-  /** The seller's retailers and items, and what of them is not mapped yet. */
+  /** The seller's retailers and items, what of them is not mapped yet, and the sync of the seller's IDs for them. */
   references: ReferencesApi
   shipments: ShipmentsApi
 }
@@ -63,13 +63,16 @@ export type { OrdersApi } from './orders.js'
 export type { PaceClock, PaceOptions, PaceWait, QueryCost, ThrottleStatus } from './pace.js'
 export type { FullOrder, OrderPage, OrdersDocument } from './pages.js'
 export type { PollNode, PollOptions, PollResult } from './poll.js'
-export type { ReferenceItem, ReferencePage, ReferenceRetailer, ReferencesApi, Unmapped } from './references.js'
+export { checkReferenceRow, DEFAULT_REFERENCES_CHUNK, unmappedRows } from './references.js'
+export type { ReferenceItem, ReferencePage, ReferenceRetailer, ReferencesApi, ReferencesSyncOptions, Unmapped } from './references.js'
 export type { StatusChange, StatusChangeResult, StatusName } from './status-updates.js'
 export { checkRow, DEFAULT_SYNC_CHUNK, SYNC_CHUNK_BYTES, rowProblem, type ShipmentsApi, type SyncOptions } from './shipments.js'
 export { MAX_STATUS_ITEMS, MAX_SYNC_ROWS, QUANTITY_PATTERN, RowErrorCode, SYNC_ID_MAX_LENGTH } from './generated/rules.js'
+export { MAX_REFERENCE_ROWS, REFERENCE_TYPES, ReferenceErrorCode } from './generated/rules.js'
 export { OrderPageDocument as FullOrderPageDocument, type OrderListInput, type OrderPageQuery, type OrderStatus } from './generated/graphql.js'
 export type { ItemListInput, ItemPageQuery, RetailerListInput, RetailerPageQuery } from './generated/graphql.js'
 export type { RequestFailure, StatusUpdateItem, StatusUpdateResponse, SyncData, SyncResponse, SyncRow } from './generated/rest.js'
+export type { Matched, ReferenceRow, ReferenceRowError, ReferencesData, ReferencesResponse } from './generated/rest.js'
 export type {
   PlatformDeal, PlatformItem, PlatformOrder, PlatformPoints, PlatformRetailer, PlatformSeller, PlatformStatusUpdateItem
 } from './generated/rest.js'

@@ -36,3 +36,45 @@ export const RowErrorText = {
     "outstandingQuantity": "outstandingQuantity must be a finite number of at least 0, or a numeric string such as \"10.500\""
   }
 } as const
+
+/** Rows of one references sync at most (ReferencesRequest maxItems). */
+export const MAX_REFERENCE_ROWS = 100000
+
+/** The kinds of record a references sync row names (ReferenceRow.type). */
+export const REFERENCE_TYPES = [
+  "RETAILER",
+  "SHOP",
+  "ITEM",
+  "OFFER"
+] as const
+
+/** The largest id a references sync row may name (ReferenceRow.id maximum). */
+export const REFERENCE_ID_MAX = 2147483647
+
+/** Characters a references sync ID must not hold (control characters), as a RegExp source. */
+export const REFERENCE_SYNC_ID_FORBIDDEN = "[\\u0000-\\u001f\\u007f-\\u009f]"
+
+/** The code of a references sync row's error (ReferencesData.errors[].code): that of its first broken field; `taken` is SYNC_ID_TAKEN. */
+export const ReferenceErrorCode = {
+  "notAnObject": "ROW_NOT_OBJECT",
+  "missing": "FIELD_REQUIRED",
+  "type": "INVALID_TYPE",
+  "id": "INVALID_ID",
+  "syncId": "INVALID_SYNC_ID",
+  "taken": "SYNC_ID_TAKEN"
+} as const
+
+/** The service's texts of the references sync row errors a client can find before sending. */
+export const ReferenceErrorText = {
+  "notAnObject": "Row must be a JSON object with type, id and syncId",
+  "required": {
+    "type": "type is required",
+    "id": "id is required",
+    "syncId": "syncId is required: a string, or null to clear the mapping"
+  },
+  "invalid": {
+    "type": "type must be one of RETAILER, SHOP, ITEM, OFFER",
+    "id": "id must be a positive integer (the id as the orders read shows it)",
+    "syncId": "syncId must be a non-empty string of at most 200 characters without control characters, or null to clear the mapping"
+  }
+} as const
