@@ -59,6 +59,8 @@ async function startServer (databaseUrl: string): Promise<{ child: ChildProcess,
   const start = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string
   const [command, ...args] = start.split(/\s+/)
   if (command !== 'node') throw new Error(`expected the start script to run node, got: ${start}`)
+  // BENCH_CPU_PROF=DIR: the server writes a V8 CPU profile there when it exits (where its time went).
+  if (process.env.BENCH_CPU_PROF) args.unshift('--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`)
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
