@@ -45,11 +45,13 @@ const LIST_SIZE: Record<string, number> = {
 }
 const DEFAULT_LIST_SIZE = 5
 /** A field that costs an SQL statement weighs as much as 10 fully selected orders' own fields. */
-const STATEMENT_FIELDS = new Set(['Query.orders', 'Query.seller', 'Query.outstandingShipments', 'Query.retailers', 'Query.items'])
+const STATEMENT_FIELDS = new Set(['Query.orders', 'Query.seller', 'Query.outstandingShipments', 'Query.retailers', 'Query.items',
+  'Query.events'])
 /** Paged fields: their nodes count `limit` times. */
-const PAGED_FIELDS = new Set(['Query.orders', 'Query.outstandingShipments', 'Query.retailers', 'Query.items'])
+const PAGED_FIELDS = new Set(['Query.orders', 'Query.outstandingShipments', 'Query.retailers', 'Query.items', 'Query.events'])
 const PAGE_NODES = new Set([
-  'OrderConnection.nodes', 'OutstandingShipmentConnection.nodes', 'RetailerConnection.nodes', 'ItemConnection.nodes'
+  'OrderConnection.nodes', 'OutstandingShipmentConnection.nodes', 'RetailerConnection.nodes', 'ItemConnection.nodes',
+  'EventConnection.nodes'
 ])
 const STATEMENT_COST = 250
 
