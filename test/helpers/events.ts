@@ -1,4 +1,5 @@
 import type { Test } from 'tap'
+import type postgres from 'postgres'
 import type { FastifyInstance } from 'fastify'
 import { print } from 'graphql'
 import { build, type TestContext } from './build.js'
@@ -6,6 +7,7 @@ import { credential, platformKey } from './fixtures.js'
 import { LINKS, PLACED_AT, SHOPS, offersOf, setupMarket, storesOf, type Caller } from './platform-market.js'
 import { EventsDocument } from '../../src/graphql/generated/operations.js'
 import { PLATFORM_ORDER_STATUS_PATH, PLATFORM_ORDERS_PATH, STATUS_UPDATE_PATH } from '../../src/routes/rest-contract.js'
+import { EVENT_STATUS } from '../../src/effects/jobs.js'
 
 /*
  * A marketplace (platform-market.ts: sellers 1 to 4, their stores, retailers, catalogue and deals) on a
@@ -140,4 +142,37 @@ export async function eventMarket (t: Test, env: Record<string, string> = {}): P
       }
     }
   }
+}
+
+/**
+ * What must hold of the event log at any moment, whatever ran: every status change (placements included,
+ * the seed's history excepted) has exactly one event and every event its change, each seller's sequences are
+ * 1 … n with no gap or repeat and its counter is n, and each event's order shows the event's status.
+ * Returns what is wrong (empty when all holds), in one round trip.
+ */
+export async function eventLogProblems (sql: postgres.Sql): Promise<string[]> {
+  const statuses = Object.entries(EVENT_STATUS).map(([type, status]) => ({ type, status }))
+  const [row] = await sql`with status_of as (
+      select * from json_to_recordset(${JSON.stringify(statuses)}::json) as s(type text, status text)
+    ), changes as (
+      select order_id, from_status::text as from_status, to_status::text as to_status from order_status_history
+      where source <> 'seed'
+    ), events as (
+      select e.order_id, e.previous_status::text as from_status, s.status as to_status
+      from seller_events e join status_of s on s.type = e.type::text
+    ) select
+    (select coalesce(json_agg(x), '[]') from (select * from changes except all select * from events) x) as changes_without_event,
+    (select coalesce(json_agg(x), '[]') from (select * from events except all select * from changes) x) as events_without_change,
+    (select coalesce(json_agg(s.seller_id), '[]') from (
+      select seller_id, count(*) as n, count(distinct sequence) as d, min(sequence) as lo, max(sequence) as hi
+      from seller_events group by seller_id) s
+      left join seller_event_counters c on c.seller_id = s.seller_id
+      where s.n <> s.d or s.lo <> 1 or s.hi <> s.n or c.last_sequence is distinct from s.hi) as sequences,
+    (select coalesce(json_agg(e.sequence), '[]') from seller_events e join status_of s on s.type = e.type::text
+      where (e.order_json::json->>'orderStatus') is distinct from s.status) as order_statuses`
+  const problems: string[] = []
+  for (const [name, found] of Object.entries(row)) {
+    if ((found as unknown[]).length > 0) problems.push(`${name}: ${JSON.stringify(found).slice(0, 500)}`)
+  }
+  return problems
 }
