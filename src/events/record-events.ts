@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm'
+import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import type { OrderStatus } from '../db/schema.js'
 import { scalarTexts } from '../db/read-model.js'
@@ -65,14 +65,23 @@ export class PendingEvents {
 }
 
 /**
+ * Where the events of a transaction go: recorded (always, in the service), or dropped — only bench/events
+ * passes that, to measure what the log costs a status batch or a placement against the very same code
+ * without it. No route, job or CLI command can ask for it.
+ */
+export type EventLogging = 'record' | 'drop-for-bench'
+
+/**
  * Runs `work` on the transaction and then records the events it added, as the transaction's last
  * statement: the one way a transaction that changes orders ends (status batches, placements,
  * auto-rejections).
  */
-export async function recordingEvents<T> (tx: Tx, work: (events: PendingEvents) => Promise<T>): Promise<T> {
+export async function recordingEvents<T> (
+  tx: Tx, work: (events: PendingEvents) => Promise<T>, logging: EventLogging = 'record'
+): Promise<T> {
   const events = new PendingEvents()
   const value = await work(events)
-  await events.record(tx)
+  if (logging === 'record') await events.record(tx)
   return value
 }
 
@@ -88,6 +97,11 @@ const EVENT_ORDER_SCALARS = {
 
 export async function recordEvents (tx: Tx, events: readonly OrderEvent[]): Promise<void> {
   if (events.length === 0) return
+  await tx.execute(recordEventsStatement(events))
+}
+
+/** The one statement that records `events` (at least one). */
+export function recordEventsStatement (events: readonly OrderEvent[]): SQL {
   const rows = events.map((e, n) => ({
     n,
     seller_id: e.sellerId,
@@ -101,11 +115,14 @@ export async function recordEvents (tx: Tx, events: readonly OrderEvent[]): Prom
   }))
   const order = fullOrderParts(EVENT_ORDER_SCALARS)
   // The counters are taken in seller id order (the upsert writes its rows in the order it reads them);
-  // each event's number is its seller's previous last + its place among that seller's events here. The
-  // event's time is read after the counter's lock was granted, so times never go back along a sequence.
-  await tx.execute(sql`
+  // each event's number is its seller's previous last + its place among that seller's events here (ranked
+  // on the small input rows: a window over the written rows would sort their JSON). The event's time is
+  // read after the counter's lock was granted (the rows join the upsert's), so times never go back along a
+  // sequence.
+  return sql`
     with e as materialized (
-      select * from json_to_recordset(${JSON.stringify(rows)}::json) as e(n int, seller_id int, store_id int,
+      select e.*, row_number() over (partition by e.seller_id order by e.n) as rank
+      from json_to_recordset(${JSON.stringify(rows)}::json) as e(n int, seller_id int, store_id int,
         order_id bigint, type text, status text, is_actionable boolean, previous_status text, reason text)
     ), counted as (
       select seller_id, count(*) as n from e group by seller_id
@@ -119,9 +136,9 @@ export async function recordEvents (tx: Tx, events: readonly OrderEvent[]): Prom
     ) ${order.ctes}
     insert into seller_events (seller_id, sequence, type, order_id, store_id, previous_status, reason, order_json,
       order_list_lengths, occurred_at)
-    select e.seller_id, b.last_sequence - c.n + row_number() over (partition by e.seller_id order by e.n),
+    select e.seller_id, b.last_sequence - c.n + e.rank,
       e.type::event_type, e.order_id, e.store_id, e.previous_status::order_status, e.reason, ${order.text},
       ${order.lengths}, clock_timestamp()
     from e join counted c on c.seller_id = e.seller_id join bumped b on b.seller_id = e.seller_id
-      join orders o on o.id = e.order_id ${order.joins}`)
+      join orders o on o.id = e.order_id ${order.joins}`
 }

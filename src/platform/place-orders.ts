@@ -1,6 +1,7 @@
 import type { Db } from '../db/client.js'
 import { isRetryableConflict } from '../db/retry.js'
 import { orderEventType } from '../events/event-types.js'
+import type { EventLogging } from '../events/record-events.js'
 import type { IdempotencyRequest, Replayable } from '../idempotency/idempotency-key.js'
 import { applyPlacements } from '../status-update/apply-placements.js'
 import { checkOrderRows } from './order-row.js'
@@ -41,6 +42,8 @@ export interface PlaceOptions {
    * the log starts with what happens after the seed). The routes never set these.
    */
   seed?: boolean
+  /** bench/events only (events/record-events.ts EventLogging): the routes never set it. */
+  eventLogging?: EventLogging
 }
 
 export async function placeOrders (
@@ -74,5 +77,5 @@ export async function placeOrders (
         if (attempt >= ATTEMPTS || !isRace(err)) throw err
       }
     }
-  })
+  }, options.eventLogging)
 }

@@ -1,6 +1,6 @@
 import type { Db, Tx } from '../db/client.js'
 import { transaction } from '../db/transaction.js'
-import { recordingEvents, type PendingEvents } from '../events/record-events.js'
+import { recordingEvents, type EventLogging, type PendingEvents } from '../events/record-events.js'
 import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
 import { batchData, type CheckedRow, type RowOutcome } from './batch.js'
 import type { PlatformBatchData } from './schemas.js'
@@ -16,7 +16,8 @@ export interface CheckedRows<R> { valid: Array<CheckedRow<R>>, outcomes: Array<R
  */
 export async function runPlatformBatch<R> (
   db: Db, checked: CheckedRows<R>, idempotency: IdempotencyRequest | undefined,
-  apply: (tx: Tx, valid: Array<CheckedRow<R>>, events: PendingEvents) => Promise<Map<number, RowOutcome>>
+  apply: (tx: Tx, valid: Array<CheckedRow<R>>, events: PendingEvents) => Promise<Map<number, RowOutcome>>,
+  eventLogging?: EventLogging
 ): Promise<Replayable<PlatformBatchData>> {
   return transaction(db, (tx) => recordingEvents(tx, (events) => idempotent(tx, idempotency, async () => {
     const decided = [...checked.outcomes]
@@ -24,5 +25,5 @@ export async function runPlatformBatch<R> (
       for (const [index, outcome] of await apply(tx, checked.valid, events)) decided[index] = outcome
     }
     return batchData(decided.map((o) => o!))
-  })))
+  }), eventLogging))
 }

@@ -2,7 +2,7 @@ import type { Caller, PlatformCaller } from '../credentials/service.js'
 import type { Db } from '../db/client.js'
 import { CommitOutcomeUnknownError, transaction } from '../db/transaction.js'
 import { isRequestError } from '../errors.js'
-import { recordingEvents } from '../events/record-events.js'
+import { recordingEvents, type EventLogging } from '../events/record-events.js'
 import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
 import { changeOrderStatuses, changeStatusesOfAnySeller } from './change-statuses.js'
 import type { ChangeRequest } from './plan-change.js'
@@ -74,6 +74,8 @@ export interface BatchOptions {
   log?: BatchLogger
   /** The request's Idempotency-Key: its first outcome is stored with the batch and replayed to a retry. */
   idempotency?: IdempotencyRequest
+  /** bench/events only (events/record-events.ts EventLogging): the routes never set it. */
+  eventLogging?: EventLogging
 }
 
 /** A seller's credential (its orders, maybe narrowed to stores) or the marketplace's platform key. */
@@ -108,7 +110,7 @@ export async function updateOrderStatuses (
         })
       }
       return batchOutcome(items.length, errors, silent, unchanged)
-    })))
+    }), options.eventLogging))
     if (answer.replayed) return answer
   } catch (err) {
     // Whether a commit cut off by a lost connection happened cannot be learnt: 503, the retry is safe.
