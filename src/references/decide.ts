@@ -23,9 +23,9 @@ export interface TypeDecision {
   inserted: number
   updated: number
   unchanged: number
-  /** Records whose stored sync ID is released first (it changes), so that any record may take it after. */
+  /** Records whose sync ID becomes null. */
   clearIds: number[]
-  /** Then each of these records gets its new sync ID. */
+  /** Records that get a new sync ID (a record is in one list at most: each is written once). */
   setIds: number[]
   setSyncIds: string[]
   /** Sync IDs that no record of this type held before and one holds now. */
@@ -94,11 +94,9 @@ export function decideReferences (type: ReferenceType, rows: TypeRows, stored: S
       continue
     }
     if (before === null) decision.inserted++
+    else decision.updated++
+    if (syncId === null) decision.clearIds.push(id)
     else {
-      decision.updated++
-      decision.clearIds.push(id)
-    }
-    if (syncId !== null) {
       decision.setIds.push(id)
       decision.setSyncIds.push(syncId)
       if (!holders.has(syncId)) decision.newlyMatched.push(syncId)

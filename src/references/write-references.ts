@@ -7,10 +7,11 @@ import type { ReferenceType } from './texts.js'
 
 /*
  * The references sync's statements, set-based: per type one read of what is stored (the rows' records and
- * the holders of the rows' sync IDs, as one JSON text each, whatever the number of rows), then per chunk one statement
- * that releases the sync IDs that change and one that sets the new ones. Released first, set after, in one
- * transaction: the unique index on (seller, sync ID) is never met by a swap, and the decision (decide.ts)
- * made sure no other record holds a sync ID that is set. One statement counts the newly matched shipments.
+ * the holders of the rows' sync IDs, as one JSON text each, whatever the number of rows), then per chunk one
+ * statement that sets the changed sync IDs and one that clears those that become null: each record is
+ * written once. The type's unique constraint on (seller, sync ID) is deferred to the commit, so a swap or a
+ * rotation never meets it half-way; the decision (decide.ts) made sure the end state holds it. One statement
+ * counts the newly matched shipments.
  */
 
 /** Rows per write statement: parameter arrays small enough to die young. */
@@ -26,11 +27,11 @@ export async function readStoredReferences (
   const [row] = await tx.execute<StoredRow>(sql`
 with
   target as (
-    select x.${id} as id, x.${syncId} as sync_id from ${table} x
-    where x.seller_id = ${sellerId}::int and x.${id} in (select unnest(${sql.param(ids)}::int[]))),
+    select x.${id} as id, x.${syncId} as sync_id from unnest(${sql.param(ids)}::int[]) as v(id)
+    join ${table} x on x.${id} = v.id and x.seller_id = ${sellerId}::int),
   holder as (
-    select x.${id} as id, x.${syncId} as sync_id from ${table} x
-    where x.seller_id = ${sellerId}::int and x.${syncId} in (select unnest(${sql.param(syncIds)}::text[])))
+    select x.${id} as id, x.${syncId} as sync_id from unnest(${sql.param(syncIds)}::text[]) as v(sync_id)
+    join ${table} x on x.${syncId} = v.sync_id and x.seller_id = ${sellerId}::int)
 select
   coalesce((select json_agg(json_build_array(id, sync_id)) from target), '[]')::text as targets,
   coalesce((select json_agg(json_build_array(id, sync_id)) from holder), '[]')::text as holders`)
@@ -42,11 +43,13 @@ select
   return { current, holders }
 }
 
-/** Releases every changing sync ID of the type, then sets the new ones. */
+/** Writes the type's changed sync IDs, each record once, its uniqueness checked on commit. */
 export async function writeReferences (
   tx: Tx, sellerId: number, type: ReferenceType, decision: TypeDecision
 ): Promise<void> {
-  const { table, id, syncId } = REFERENCE_TABLES[type]
+  const { table, id, syncId, unique } = REFERENCE_TABLES[type]
+  if (decision.clearIds.length + decision.setIds.length === 0) return
+  await tx.execute(sql`set constraints ${unique} deferred`)
   for (let start = 0; start < decision.clearIds.length; start += WRITE_CHUNK) {
     const ids = decision.clearIds.slice(start, start + WRITE_CHUNK)
     await tx.execute(sql`update ${table} x set ${syncId} = null
