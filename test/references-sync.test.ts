@@ -311,6 +311,16 @@ t.test('row refusals: every code, every text names its field', async (t) => {
   t.match(exact.json().data, { updated: 2, failed: 0 })
   const [row] = await database.db.select({ s: items.itemSyncId }).from(items).where(eq(items.id, item))
   t.equal(row.s, long)
+
+  // Ids as the request's text spells them (rows are parsed by JSON.parse): the same integer written
+  // another way is that id; beyond a double, or a string that only looks like a number, is not an id.
+  const offer = a.lines[0].offerId
+  const spelled = await put(app, a.key, `[{"type":"ITEM","id":${item}.0,"syncId":"S1"},
+    {"type":"OFFER","id":${offer}e0,"syncId":"S2"},{"type":"ITEM","id":1e400,"syncId":"S3"},
+    {"type":"ITEM","id":21474836470000000000000,"syncId":"S4"},{"type":"ITEM","id":"\\u0000${item}","syncId":"S5"}]`)
+  t.equal(spelled.statusCode, 200)
+  t.same(spelled.json().data.errors, [2, 3, 4].map((index) => ({ index, ...text(ReferenceErrors.id) })))
+  t.match(spelled.json().data, { updated: 2, failed: 3 })
 })
 
 t.test('request-level answers: auth, not an array, invalid JSON, too many rows, too large', async (t) => {
