@@ -1,3 +1,4 @@
+import { nextTurn, ROWS_PER_TURN } from '../event-loop-turn.js'
 import type { TypeRows } from './reference-batch.js'
 import type { ReferenceRowError } from './schemas.js'
 import { ReferenceErrors, type ReferenceError, type ReferenceType } from './texts.js'
@@ -32,7 +33,10 @@ export interface TypeDecision {
   newlyMatched: string[]
 }
 
-export function decideReferences (type: ReferenceType, rows: TypeRows, stored: StoredReferences): TypeDecision {
+/** Pure but for the turns it lets other requests have (its loops run over up to 100,000 rows). */
+export async function decideReferences (
+  type: ReferenceType, rows: TypeRows, stored: StoredReferences
+): Promise<TypeDecision> {
   const { current, holders } = stored
   const n = rows.ids.length
   const refused = new Array<ReferenceError | undefined>(n)
@@ -40,6 +44,7 @@ export function decideReferences (type: ReferenceType, rows: TypeRows, stored: S
   const rowSetting = new Map<string, number>()
   const rowOfId = new Map<number, number>()
   for (let i = 0; i < n; i++) {
+    if (i % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
     const id = rows.ids[i]
     if (!current.has(id)) {
       refused[i] = ReferenceErrors.notFound(type, id)
@@ -59,7 +64,9 @@ export function decideReferences (type: ReferenceType, rows: TypeRows, stored: S
 
   const pending: number[] = []
   for (let i = 0; i < n; i++) if (refused[i] === undefined) pending.push(i)
+  let steps = 0
   while (pending.length > 0) {
+    if (++steps % ROWS_PER_TURN === 0) await nextTurn()
     const i = pending.pop()!
     if (refused[i] !== undefined) continue
     const id = rows.ids[i]
@@ -81,6 +88,7 @@ export function decideReferences (type: ReferenceType, rows: TypeRows, stored: S
     errors: [], inserted: 0, updated: 0, unchanged: 0, clearIds: [], setIds: [], setSyncIds: [], newlyMatched: []
   }
   for (let i = 0; i < n; i++) {
+    if (i % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
     const error = refused[i]
     if (error !== undefined) {
       decision.errors.push({ index: rows.indexes[i], error: error.text, code: error.code })

@@ -55,7 +55,8 @@ export async function applyReferences (tx: Tx, sellerId: number, batch: Referenc
     const rows = batch.rows[type]
     if (rows.ids.length === 0) continue
     const syncIds = rows.syncIds.filter((s): s is string => s !== null)
-    decisions.set(type, decideReferences(type, rows, await readStoredReferences(tx, sellerId, type, rows.ids, syncIds)))
+    const stored = await readStoredReferences(tx, sellerId, type, rows.ids, syncIds)
+    decisions.set(type, await decideReferences(type, rows, stored))
   }
   for (const [type, decision] of decisions) await writeReferences(tx, sellerId, type, decision)
   const newly = (type: ReferenceType) => decisions.get(type)?.newlyMatched ?? []

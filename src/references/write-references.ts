@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
+import { nextTurn, ROWS_PER_TURN } from '../event-loop-turn.js'
 import type { StoredReferences, TypeDecision } from './decide.js'
 import { REFERENCE_TABLES } from './reference-tables.js'
 import type { Matched } from './schemas.js'
@@ -36,11 +37,20 @@ select
   coalesce((select json_agg(json_build_array(id, sync_id)) from target), '[]')::text as targets,
   coalesce((select json_agg(json_build_array(id, sync_id)) from holder), '[]')::text as holders`)
   const current = new Map<number, string | null>()
-  const targets = JSON.parse(row.targets) as Array<[number, string | null]>
-  for (const [recordId, value] of targets) current.set(recordId, value)
+  await eachPair(row.targets, (recordId: number, value: string | null) => current.set(recordId, value))
   const holders = new Map<string, number>()
-  for (const [recordId, value] of JSON.parse(row.holders) as Array<[number, string]>) holders.set(value, recordId)
+  await eachPair(row.holders, (recordId: number, value: string) => holders.set(value, recordId))
   return { current, holders }
+}
+
+/** Hands on each [id, sync ID] pair of a JSON text, letting other requests have turns in between. */
+async function eachPair<V> (json: string, onPair: (id: number, value: V) => void): Promise<void> {
+  const pairs = JSON.parse(json) as Array<[number, V]>
+  await nextTurn()
+  for (let i = 0; i < pairs.length; i++) {
+    if (i % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
+    onPair(pairs[i][0], pairs[i][1])
+  }
 }
 
 /** Writes the type's changed sync IDs, each record once, its uniqueness checked on commit. */
