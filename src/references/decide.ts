@@ -13,9 +13,12 @@ import { ReferenceErrors, type ReferenceError, type ReferenceType } from './text
 
 /** What is stored for the seller, read under the seller's lock before any write. */
 export interface StoredReferences {
-  /** The rows' records that the seller sees, with their sync IDs now (a missing id is not the seller's). */
+  /**
+   * The seller's records named by the rows (and maybe holders of their sync IDs), with their sync IDs now:
+   * a row's id missing here is not the seller's.
+   */
   current: Map<number, string | null>
-  /** The seller's records of this type that hold one of the rows' sync IDs now. */
+  /** The seller's records of this type that hold one of the rows' sync IDs now (others may be there too). */
   holders: Map<string, number>
 }
 

@@ -8,7 +8,7 @@ import type { ReferenceType } from './texts.js'
 
 /*
  * The references sync's statements, set-based: per type one read of what is stored (the rows' records and
- * the holders of the rows' sync IDs, as one JSON text each, whatever the number of rows), then per chunk one
+ * the holders of the rows' sync IDs, as one JSON text, whatever the number of rows), then per chunk one
  * statement that sets the changed sync IDs and one that clears those that become null: each record is
  * written once. The type's unique constraint on (seller, sync ID) is deferred to the commit, so a swap or a
  * rotation never meets it half-way; the decision (decide.ts) made sure the end state holds it. One statement
@@ -18,39 +18,40 @@ import type { ReferenceType } from './texts.js'
 /** Rows per write statement: parameter arrays small enough to die young. */
 export const WRITE_CHUNK = 10_000
 
-/** [id, sync ID] pairs as JSON text: the driver reads a NULL element of a text[] as the string "NULL". */
-type StoredRow = { targets: string, holders: string }
+/**
+ * [id, sync ID] pairs as one JSON text: the driver reads a NULL element of a text[] as the string "NULL",
+ * and one text is parsed faster than rows.
+ */
+type StoredRow = { records: string }
+type StoredRecord = [number, string | null]
 
+/**
+ * One scan of the seller's records of the type that are either a row's record or hold a row's sync ID. The
+ * planner takes the indexes for a few rows and one pass over the seller's records with hashed lookups for
+ * many (100,000 rows: 0.13 s, against 0.35 s for a join per question; bench/README).
+ */
 export async function readStoredReferences (
   tx: Tx, sellerId: number, type: ReferenceType, ids: number[], syncIds: string[]
 ): Promise<StoredReferences> {
   const { table, id, syncId } = REFERENCE_TABLES[type]
   const [row] = await tx.execute<StoredRow>(sql`
-with
-  target as (
-    select x.${id} as id, x.${syncId} as sync_id from unnest(${sql.param(ids)}::int[]) as v(id)
-    join ${table} x on x.${id} = v.id and x.seller_id = ${sellerId}::int),
-  holder as (
-    select x.${id} as id, x.${syncId} as sync_id from unnest(${sql.param(syncIds)}::text[]) as v(sync_id)
-    join ${table} x on x.${syncId} = v.sync_id and x.seller_id = ${sellerId}::int)
-select
-  coalesce((select json_agg(json_build_array(id, sync_id)) from target), '[]')::text as targets,
-  coalesce((select json_agg(json_build_array(id, sync_id)) from holder), '[]')::text as holders`)
-  const current = new Map<number, string | null>()
-  await eachPair(row.targets, (recordId: number, value: string | null) => current.set(recordId, value))
-  const holders = new Map<string, number>()
-  await eachPair(row.holders, (recordId: number, value: string) => holders.set(value, recordId))
-  return { current, holders }
-}
-
-/** Hands on each [id, sync ID] pair of a JSON text, letting other requests have turns in between. */
-async function eachPair<V> (json: string, onPair: (id: number, value: V) => void): Promise<void> {
-  const pairs = JSON.parse(json) as Array<[number, V]>
+select coalesce(json_agg(json_build_array(x.${id}, x.${syncId})), '[]')::text as records
+from ${table} x
+where x.seller_id = ${sellerId}::int
+  and (x.${id} = any(${sql.param(ids)}::int[]) or x.${syncId} = any(${sql.param(syncIds)}::text[]))`)
+  const records = JSON.parse(row.records) as StoredRecord[]
   await nextTurn()
-  for (let i = 0; i < pairs.length; i++) {
+  // A holder that no row names is in `current` too, and a sync ID no row asks for in `holders`: both are
+  // the seller's records as stored, and the decision only looks up what the rows name.
+  const current = new Map<number, string | null>()
+  const holders = new Map<string, number>()
+  for (let i = 0; i < records.length; i++) {
     if (i % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
-    onPair(pairs[i][0], pairs[i][1])
+    const [recordId, value] = records[i]
+    current.set(recordId, value)
+    if (value !== null) holders.set(value, recordId)
   }
+  return { current, holders }
 }
 
 /** Writes the type's changed sync IDs, each record once, its uniqueness checked on commit. */
