@@ -9,6 +9,7 @@ import { eq } from 'drizzle-orm'
 import { items, sellerRetailers, sellerShops } from '../src/db/schema.js'
 import { REFERENCES_SYNC_PATH } from '../src/routes/rest-contract.js'
 import { ReferenceErrors, ReferenceText } from '../src/references/texts.js'
+import { WRITE_CHUNK } from '../src/references/write-references.js'
 import type { TestDatabase as Database } from './helpers/build.js'
 
 /*
@@ -164,6 +165,26 @@ t.test('a swap of two sync IDs in one request works, for every type', async (t) 
   t.match(rotate.json().data, { updated: 3, failed: 0 })
 })
 
+t.test('a rotation longer than one write statement: each record written once, uniqueness checked on commit', async (t) => {
+  // Every record takes the sync ID its neighbour holds. The writes go in statements of WRITE_CHUNK rows,
+  // so the last record of the first statement takes a sync ID that the second statement only moves away:
+  // a check at the end of each statement would refuse this valid request. The constraint is deferred to
+  // the commit (drizzle/0010, write-references.ts).
+  const { app, database, a } = await setup(t)
+  const n = WRITE_CHUNK + 1
+  const made = await database.sql<Array<{ id: number }>>`insert into items (seller_id, item_name, item_sync_id)
+    select ${a.sellerId}, 'Rotated ' || g, 'ROT-' || g from generate_series(0, ${n - 1}) g returning id`
+  const ids = made.map((r) => r.id).sort((x, y) => x - y)
+  const rotate = await put(app, a.key, ids.map((id, i) => ({ type: 'ITEM', id, syncId: `ROT-${(i + 1) % n}` })))
+  t.equal(rotate.statusCode, 200)
+  t.match(rotate.json().data, { received: n, inserted: 0, updated: n, failed: 0, errors: [] })
+  const [wrong] = await database.sql<Array<{ count: number }>>`select count(*)::int as count from unnest(${ids}::int[])
+    with ordinality as v(id, i) join items x on x.id = v.id where x.item_sync_id is distinct from 'ROT-' || (v.i % ${n})`
+  t.equal(wrong.count, 0, 'every record holds its neighbour\'s former sync ID')
+  // Outside the sync the constraint still holds at once: a second holder is refused by its statement.
+  await t.rejects(database.sql`update items set item_sync_id = 'ROT-0' where id = ${ids[0]}`, { code: '23505' })
+})
+
 t.test('a sync ID another record holds is refused naming it; in the same request too', async (t) => {
   const { app, database, a } = await setup(t)
   const [r1, r2] = a.retailers
@@ -290,6 +311,16 @@ t.test('row refusals: every code, every text names its field', async (t) => {
   t.match(exact.json().data, { updated: 2, failed: 0 })
   const [row] = await database.db.select({ s: items.itemSyncId }).from(items).where(eq(items.id, item))
   t.equal(row.s, long)
+
+  // Ids as the request's text spells them (rows are parsed by JSON.parse): the same integer written
+  // another way is that id; beyond a double, or a string that only looks like a number, is not an id.
+  const offer = a.lines[0].offerId
+  const spelled = await put(app, a.key, `[{"type":"ITEM","id":${item}.0,"syncId":"S1"},
+    {"type":"OFFER","id":${offer}e0,"syncId":"S2"},{"type":"ITEM","id":1e400,"syncId":"S3"},
+    {"type":"ITEM","id":21474836470000000000000,"syncId":"S4"},{"type":"ITEM","id":"\\u0000${item}","syncId":"S5"}]`)
+  t.equal(spelled.statusCode, 200)
+  t.same(spelled.json().data.errors, [2, 3, 4].map((index) => ({ index, ...text(ReferenceErrors.id) })))
+  t.match(spelled.json().data, { updated: 2, failed: 3 })
 })
 
 t.test('request-level answers: auth, not an array, invalid JSON, too many rows, too large', async (t) => {

@@ -76,6 +76,7 @@ export const sellerRetailers = pgTable('seller_retailers', {
   createdAt: createdAt()
 }, (t) => [
   primaryKey({ columns: [t.sellerId, t.retailerId] }),
+  // Made a DEFERRABLE unique constraint on this index by drizzle/0010 (the references sync defers it).
   uniqueIndex('seller_retailers_sync_id_key').on(t.sellerId, t.syncId)
 ])
 
@@ -87,6 +88,7 @@ export const sellerShops = pgTable('seller_shops', {
   createdAt: createdAt()
 }, (t) => [
   primaryKey({ columns: [t.sellerId, t.shopId] }),
+  // Made a DEFERRABLE unique constraint on this index by drizzle/0010 (the references sync defers it).
   uniqueIndex('seller_shops_sync_id_key').on(t.sellerId, t.syncId)
 ])
 
@@ -96,7 +98,10 @@ export const items = pgTable('items', {
   itemName: text('item_name').notNull(),
   itemSyncId: text('item_sync_id'),
   createdAt: createdAt()
-}, (t) => [uniqueIndex('items_seller_sync_id_key').on(t.sellerId, t.itemSyncId)])
+}, (t) => [
+  // Made a DEFERRABLE unique constraint on this index by drizzle/0010 (the references sync defers it).
+  uniqueIndex('items_seller_sync_id_key').on(t.sellerId, t.itemSyncId)
+])
 
 export const skus = pgTable('skus', {
   id: serial('id').primaryKey(),
@@ -123,6 +128,7 @@ export const offers = pgTable('offers', {
   priceRange: jsonb('price_range').$type<PriceSlab[]>().notNull().default(sql`'[]'::jsonb`),
   createdAt: createdAt()
 }, (t) => [
+  // Made a DEFERRABLE unique constraint on this index by drizzle/0010 (the references sync defers it).
   uniqueIndex('offers_seller_sync_id_key').on(t.sellerId, t.offerSyncId),
   index('offers_sku_idx').on(t.skuId)
 ])

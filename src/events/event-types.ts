@@ -10,7 +10,7 @@ import { EVENT_STATUS, eventTypeOf, type AnnouncedStatus } from '../effects/jobs
 
 export type { EventType }
 
-/** Every type, in the order the table's enum lists them (migration 0010). */
+/** Every type, in the order the table's enum lists them (migration 0011). */
 export const EVENT_TYPES: readonly EventType[] = eventType.enumValues
 
 /** A type an order's change records. */

@@ -77,18 +77,19 @@ export async function writeRetailers (tx: Tx, plan: RetailersPlan): Promise<void
         as s(id int, shop_name text) where t.id = s.id`)
   }
   // sync_id is left out: a new link has none, and `do nothing` never rewrites an existing one (a link
-  // made meanwhile by a writer that does not take these locks, such as the seed, stays as it is).
+  // made meanwhile by a writer that does not take these locks, such as the seed, stays as it is). The
+  // arbiter is named: the sync ID's unique constraint is deferrable (drizzle/0010) and cannot be one.
   if (linkRetailers.length > 0) {
     const rows = linkRetailers.map((l) => ({ seller_id: l.sellerId, retailer_id: l.retailerId }))
     await tx.execute(sql`insert into seller_retailers (seller_id, retailer_id)
       select l.seller_id, l.retailer_id from json_to_recordset(${json(rows)}) as l(seller_id int, retailer_id int)
-      on conflict do nothing`)
+      on conflict (seller_id, retailer_id) do nothing`)
   }
   if (linkShops.length > 0) {
     const rows = linkShops.map((l) => ({ seller_id: l.sellerId, shop_id: l.shopId }))
     await tx.execute(sql`insert into seller_shops (seller_id, shop_id)
       select l.seller_id, l.shop_id from json_to_recordset(${json(rows)}) as l(seller_id int, shop_id int)
-      on conflict do nothing`)
+      on conflict (seller_id, shop_id) do nothing`)
   }
   if (insertRetailers.length > 0) await advanceSequence(tx, 'retailers')
   if (insertShops.length > 0) await advanceSequence(tx, 'shops')

@@ -1,3 +1,4 @@
+import { nextTurn, ROWS_PER_TURN } from '../event-loop-turn.js'
 import type { TypeRows } from './reference-batch.js'
 import type { ReferenceRowError } from './schemas.js'
 import { ReferenceErrors, type ReferenceError, type ReferenceType } from './texts.js'
@@ -12,9 +13,12 @@ import { ReferenceErrors, type ReferenceError, type ReferenceType } from './text
 
 /** What is stored for the seller, read under the seller's lock before any write. */
 export interface StoredReferences {
-  /** The rows' records that the seller sees, with their sync IDs now (a missing id is not the seller's). */
+  /**
+   * The seller's records named by the rows (and maybe holders of their sync IDs), with their sync IDs now:
+   * a row's id missing here is not the seller's.
+   */
   current: Map<number, string | null>
-  /** The seller's records of this type that hold one of the rows' sync IDs now. */
+  /** The seller's records of this type that hold one of the rows' sync IDs now (others may be there too). */
   holders: Map<string, number>
 }
 
@@ -23,16 +27,19 @@ export interface TypeDecision {
   inserted: number
   updated: number
   unchanged: number
-  /** Records whose stored sync ID is released first (it changes), so that any record may take it after. */
+  /** Records whose sync ID becomes null. */
   clearIds: number[]
-  /** Then each of these records gets its new sync ID. */
+  /** Records that get a new sync ID (a record is in one list at most: each is written once). */
   setIds: number[]
   setSyncIds: string[]
   /** Sync IDs that no record of this type held before and one holds now. */
   newlyMatched: string[]
 }
 
-export function decideReferences (type: ReferenceType, rows: TypeRows, stored: StoredReferences): TypeDecision {
+/** Pure but for the turns it lets other requests have (its loops run over up to 100,000 rows). */
+export async function decideReferences (
+  type: ReferenceType, rows: TypeRows, stored: StoredReferences
+): Promise<TypeDecision> {
   const { current, holders } = stored
   const n = rows.ids.length
   const refused = new Array<ReferenceError | undefined>(n)
@@ -40,6 +47,7 @@ export function decideReferences (type: ReferenceType, rows: TypeRows, stored: S
   const rowSetting = new Map<string, number>()
   const rowOfId = new Map<number, number>()
   for (let i = 0; i < n; i++) {
+    if (i % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
     const id = rows.ids[i]
     if (!current.has(id)) {
       refused[i] = ReferenceErrors.notFound(type, id)
@@ -59,7 +67,9 @@ export function decideReferences (type: ReferenceType, rows: TypeRows, stored: S
 
   const pending: number[] = []
   for (let i = 0; i < n; i++) if (refused[i] === undefined) pending.push(i)
+  let steps = 0
   while (pending.length > 0) {
+    if (++steps % ROWS_PER_TURN === 0) await nextTurn()
     const i = pending.pop()!
     if (refused[i] !== undefined) continue
     const id = rows.ids[i]
@@ -81,6 +91,7 @@ export function decideReferences (type: ReferenceType, rows: TypeRows, stored: S
     errors: [], inserted: 0, updated: 0, unchanged: 0, clearIds: [], setIds: [], setSyncIds: [], newlyMatched: []
   }
   for (let i = 0; i < n; i++) {
+    if (i % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
     const error = refused[i]
     if (error !== undefined) {
       decision.errors.push({ index: rows.indexes[i], error: error.text, code: error.code })
@@ -94,11 +105,9 @@ export function decideReferences (type: ReferenceType, rows: TypeRows, stored: S
       continue
     }
     if (before === null) decision.inserted++
+    else decision.updated++
+    if (syncId === null) decision.clearIds.push(id)
     else {
-      decision.updated++
-      decision.clearIds.push(id)
-    }
-    if (syncId !== null) {
       decision.setIds.push(id)
       decision.setSyncIds.push(syncId)
       if (!holders.has(syncId)) decision.newlyMatched.push(syncId)

@@ -1,6 +1,5 @@
 import { isStorableText } from '../db/storable-text.js'
 import { isPlainObject } from '../plain-object.js'
-import { JsonNumber, jsonValue } from '../shipments/json-number-text.js'
 import { SYNC_ID_MAX_LENGTH } from '../shipments/sync-row.js'
 import { REFERENCE_TYPES, ReferenceErrors, type ReferenceError, type ReferenceType } from './texts.js'
 
@@ -35,10 +34,14 @@ function checkType (value: unknown): ReferenceType | ReferenceError {
   return typeof value === 'string' && TYPES.has(value) ? value as ReferenceType : ReferenceErrors.type
 }
 
-/** A JSON integer written as such (7, also 7.0 or 7e0: the same number); a string is not an id. */
+/**
+ * A JSON integer written as such (7, also 7.0 or 7e0: the same number); a string is not an id. Rows are
+ * parsed by JSON.parse (no source text kept): a number too large for a double is Infinity, one with more
+ * digits than a double holds is rounded as Number() would round its text, so the answer is the same.
+ */
 function checkId (value: unknown): number | ReferenceError {
   if (value === undefined) return ReferenceErrors.missing('id')
-  const n = value instanceof JsonNumber ? Number(value.text) : typeof value === 'number' ? value : NaN
+  const n = typeof value === 'number' ? value : NaN
   return Number.isInteger(n) && n >= 1 && n <= MAX_ID ? n : ReferenceErrors.id
 }
 
@@ -53,12 +56,12 @@ function checkSyncId (value: unknown): string | null | ReferenceError {
 
 const isError = (v: unknown): v is ReferenceError => typeof v === 'object' && v !== null && 'code' in v
 
-/** Checks one element of the request array. Unknown extra fields are ignored. */
+/** Checks one element of the request array (as JSON.parse gives it). Unknown extra fields are ignored. */
 export function checkReferenceRow (raw: unknown): RowCheck {
   if (!isPlainObject(raw)) return { error: ReferenceErrors.notAnObject }
-  const type = checkType(jsonValue(raw.type))
-  const id = checkId(jsonValue(raw.id))
-  const syncId = checkSyncId(jsonValue(raw.syncId))
+  const type = checkType(raw.type)
+  const id = checkId(raw.id)
+  const syncId = checkSyncId(raw.syncId)
   const problems = [type, id, syncId].filter(isError)
   if (problems.length === 0) {
     return { row: { type: type as ReferenceType, id: id as number, syncId: syncId as string | null } }

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import type { Db, Tx } from '../db/client.js'
 import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
 import { transaction } from '../db/transaction.js'
@@ -45,12 +46,17 @@ export async function syncReferences (
 /** The work of one request on its transaction (exported for the bench and tests). */
 export async function applyReferences (tx: Tx, sellerId: number, batch: ReferenceBatch): Promise<ReferencesData> {
   await lockKeys(tx, [{ space: KeySpace.sellerReferences, ids: [sellerId] }])
+  // One CPU of the database for a sync: parallel workers made its reads slower, not faster, on a busy
+  // 2-core server (a 50,000 sync ID lookup: 334 ms gathered, 135 ms alone; bench/README), and took the
+  // CPUs the orders reads need.
+  await tx.execute(sql`set local max_parallel_workers_per_gather = 0`)
   const decisions = new Map<ReferenceType, TypeDecision>()
   for (const type of REFERENCE_TYPES) {
     const rows = batch.rows[type]
     if (rows.ids.length === 0) continue
     const syncIds = rows.syncIds.filter((s): s is string => s !== null)
-    decisions.set(type, decideReferences(type, rows, await readStoredReferences(tx, sellerId, type, rows.ids, syncIds)))
+    const stored = await readStoredReferences(tx, sellerId, type, rows.ids, syncIds)
+    decisions.set(type, await decideReferences(type, rows, stored))
   }
   for (const [type, decision] of decisions) await writeReferences(tx, sellerId, type, decision)
   const newly = (type: ReferenceType) => decisions.get(type)?.newlyMatched ?? []

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
+import { nextTurn, ROWS_PER_TURN } from '../event-loop-turn.js'
 import type { StoredReferences, TypeDecision } from './decide.js'
 import { REFERENCE_TABLES } from './reference-tables.js'
 import type { Matched } from './schemas.js'
@@ -7,46 +8,59 @@ import type { ReferenceType } from './texts.js'
 
 /*
  * The references sync's statements, set-based: per type one read of what is stored (the rows' records and
- * the holders of the rows' sync IDs, as one JSON text each, whatever the number of rows), then per chunk one statement
- * that releases the sync IDs that change and one that sets the new ones. Released first, set after, in one
- * transaction: the unique index on (seller, sync ID) is never met by a swap, and the decision (decide.ts)
- * made sure no other record holds a sync ID that is set. One statement counts the newly matched shipments.
+ * the holders of the rows' sync IDs, as one JSON text, whatever the number of rows), then per chunk one
+ * statement that sets the changed sync IDs and one that clears those that become null: each record is
+ * written once. The type's unique constraint on (seller, sync ID) is deferred to the commit, so a swap or a
+ * rotation never meets it half-way; the decision (decide.ts) made sure the end state holds it. One statement
+ * counts the newly matched shipments.
  */
 
 /** Rows per write statement: parameter arrays small enough to die young. */
 export const WRITE_CHUNK = 10_000
 
-/** [id, sync ID] pairs as JSON text: the driver reads a NULL element of a text[] as the string "NULL". */
-type StoredRow = { targets: string, holders: string }
+/**
+ * [id, sync ID] pairs as one JSON text: the driver reads a NULL element of a text[] as the string "NULL",
+ * and one text is parsed faster than rows.
+ */
+type StoredRow = { records: string }
+type StoredRecord = [number, string | null]
 
+/**
+ * One scan of the seller's records of the type that are either a row's record or hold a row's sync ID. The
+ * planner takes the indexes for a few rows and one pass over the seller's records with hashed lookups for
+ * many (100,000 rows: 0.13 s, against 0.35 s for a join per question; bench/README).
+ */
 export async function readStoredReferences (
   tx: Tx, sellerId: number, type: ReferenceType, ids: number[], syncIds: string[]
 ): Promise<StoredReferences> {
   const { table, id, syncId } = REFERENCE_TABLES[type]
   const [row] = await tx.execute<StoredRow>(sql`
-with
-  target as (
-    select x.${id} as id, x.${syncId} as sync_id from ${table} x
-    where x.seller_id = ${sellerId}::int and x.${id} in (select unnest(${sql.param(ids)}::int[]))),
-  holder as (
-    select x.${id} as id, x.${syncId} as sync_id from ${table} x
-    where x.seller_id = ${sellerId}::int and x.${syncId} in (select unnest(${sql.param(syncIds)}::text[])))
-select
-  coalesce((select json_agg(json_build_array(id, sync_id)) from target), '[]')::text as targets,
-  coalesce((select json_agg(json_build_array(id, sync_id)) from holder), '[]')::text as holders`)
+select coalesce(json_agg(json_build_array(x.${id}, x.${syncId})), '[]')::text as records
+from ${table} x
+where x.seller_id = ${sellerId}::int
+  and (x.${id} = any(${sql.param(ids)}::int[]) or x.${syncId} = any(${sql.param(syncIds)}::text[]))`)
+  const records = JSON.parse(row.records) as StoredRecord[]
+  await nextTurn()
+  // A holder that no row names is in `current` too, and a sync ID no row asks for in `holders`: both are
+  // the seller's records as stored, and the decision only looks up what the rows name.
   const current = new Map<number, string | null>()
-  const targets = JSON.parse(row.targets) as Array<[number, string | null]>
-  for (const [recordId, value] of targets) current.set(recordId, value)
   const holders = new Map<string, number>()
-  for (const [recordId, value] of JSON.parse(row.holders) as Array<[number, string]>) holders.set(value, recordId)
+  for (let i = 0; i < records.length; i++) {
+    if (i % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
+    const [recordId, value] = records[i]
+    current.set(recordId, value)
+    if (value !== null) holders.set(value, recordId)
+  }
   return { current, holders }
 }
 
-/** Releases every changing sync ID of the type, then sets the new ones. */
+/** Writes the type's changed sync IDs, each record once, its uniqueness checked on commit. */
 export async function writeReferences (
   tx: Tx, sellerId: number, type: ReferenceType, decision: TypeDecision
 ): Promise<void> {
-  const { table, id, syncId } = REFERENCE_TABLES[type]
+  const { table, id, syncId, unique } = REFERENCE_TABLES[type]
+  if (decision.clearIds.length + decision.setIds.length === 0) return
+  await tx.execute(sql`set constraints ${unique} deferred`)
   for (let start = 0; start < decision.clearIds.length; start += WRITE_CHUNK) {
     const ids = decision.clearIds.slice(start, start + WRITE_CHUNK)
     await tx.execute(sql`update ${table} x set ${syncId} = null

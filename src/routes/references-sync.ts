@@ -33,7 +33,9 @@ const referencesSyncRoutes: FastifyPluginAsync = async (app) => {
       limit,
       maxRows: MAX_REFERENCE_ROWS,
       notAnArray: { code: ReferenceCode.notAnArray, text: ReferenceText.notAnArray },
-      tooManyRows: { code: ReferenceCode.tooManyRows, text: ReferenceText.tooManyRows }
+      tooManyRows: { code: ReferenceCode.tooManyRows, text: ReferenceText.tooManyRows },
+      // The only numbers are ids: JSON.parse's double decides them as their source text would (reference-row.ts).
+      parse: JSON.parse
     }, (record) => builder.add(record))
 
     const sellerId = request.caller!.sellerId

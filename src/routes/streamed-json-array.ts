@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badRequest, RequestError } from '../errors.js'
 import { fingerprinted } from '../plugins/idempotency.js'
-import { readJsonArray } from '../shipments/json-array-reader.js'
+import { readJsonArray, type ElementParser } from '../shipments/json-array-reader.js'
 
 /*
  * The body of a bulk route that takes up to 100,000 rows (the shipment sync, the references sync): not
@@ -27,6 +27,8 @@ export interface ArrayBodyRules {
   maxRows: number
   notAnArray: { code: string, text: string }
   tooManyRows: { code: string, text: (max: number, got: number) => string }
+  /** How each element is parsed (json-array-reader.ts); numbers keep their source text by default. */
+  parse?: ElementParser
 }
 
 /**
@@ -47,7 +49,7 @@ export async function readArrayBody (
     // Rows past the maximum are still read (to count them for the message) but not kept.
     body = await readJsonArray(source, rules.limit, (record, index) => {
       if (index < rules.maxRows) onRow(record, index)
-    })
+    }, rules.parse)
   } catch (err) {
     // The rest of a too-large body is never read: the connection cannot be reused.
     if (err instanceof RequestError.PayloadTooLarge) reply.header('connection', 'close')
