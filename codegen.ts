@@ -37,7 +37,8 @@ const config: CodegenConfig = {
           Seller: '../../sellers/read-seller.js#SellerView',
           OutstandingShipment: '../../shipments/outstanding-model.js#OutstandingShipmentView',
           SellerRetailer: '../../references/reference-model.js#SellerRetailerView',
-          SellerItem: '../../references/reference-model.js#SellerItemView'
+          SellerItem: '../../references/reference-model.js#SellerItemView',
+          Event: '../../events/event-model.js#EventView'
         }
       }
     },

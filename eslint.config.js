@@ -19,7 +19,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 const ENTRY = ['src/server.ts', 'src/app.ts', 'src/cli', 'src/worker-tasks.ts', 'src/demo.ts']
 const INTERFACES = ['src/routes', 'src/graphql', 'src/plugins']
 const SERVICES = ['src/orders', 'src/sellers', 'src/shipments', 'src/status-update', 'src/credentials', 'src/seed', 'src/idempotency',
-  'src/platform', 'src/references']
+  'src/platform', 'src/references', 'src/events']
 const EFFECTS = ['src/effects']
 const BASE = ['src/db', 'src/paging', 'src/config.ts', 'src/errors.ts', 'src/rest-envelope.ts', 'src/item-error.ts',
   'src/logger.ts', 'src/redis.ts', 'src/metrics.ts', 'src/cost-bucket.ts', 'src/plain-object.ts']

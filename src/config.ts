@@ -104,6 +104,11 @@ export const ConfigSchema = Type.Object({
   /** Run the graphile-worker effects worker inside the API process. */
   WORKER_ENABLED: Type.Boolean({ default: true }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+  /**
+   * Days an event of the sellers' logs is kept (GraphQL `events`); an hourly job of the worker removes
+   * older ones, oldest first, so what is kept of a seller's log never has a hole.
+   */
+  EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   /** Milliseconds after placement at which an order not yet accepted is rejected (0 = off). */
   AUTO_REJECT_AFTER_MS: Type.Integer({ minimum: 0, default: 24 * 60 * 60 * 1000 }),
   /** How often the worker looks for jobs that came due (scheduled jobs, retries); new jobs arrive by LISTEN at once. */

@@ -9,6 +9,7 @@ import { notifyTask } from './effects/tasks/notify.js'
 import { processRefundTask } from './effects/tasks/process-refund.js'
 import { createTransports } from './effects/transports/factory.js'
 import { startSupervisedWorker, type EffectsWorker } from './effects/worker.js'
+import { pruneEvents } from './events/prune-events.js'
 import { purgeExpiredIdempotencyKeys } from './idempotency/idempotency-key.js'
 import { autoRejectOrder } from './status-update/auto-reject.js'
 
@@ -35,13 +36,18 @@ export function effectsTasks (config: Config, database: Database, logger: Logger
     [TASKS.purgeIdempotencyKeys]: async () => {
       const purged = await purgeExpiredIdempotencyKeys(database.db)
       if (purged > 0) logger.info({ purged }, 'expired idempotency keys purged')
+    },
+    [TASKS.pruneEvents]: async () => {
+      const pruned = await pruneEvents(database.db, config.EVENT_RETENTION_DAYS)
+      if (pruned > 0) logger.info({ pruned, retentionDays: config.EVENT_RETENTION_DAYS }, 'events past their retention removed')
     }
   }
   return {
     taskList,
     details: { transports: Object.fromEntries(Object.entries(transports).map(([channel, t]) => [channel, t.name])) },
     // Hourly; a key expires 24 hours after its first use and is ignored from then on even before it goes.
-    crontab: `0 * * * * ${TASKS.purgeIdempotencyKeys} ?max=1`
+    // Events are kept EVENT_RETENTION_DAYS: an hour more at most before they go.
+    crontab: `0 * * * * ${TASKS.purgeIdempotencyKeys} ?max=1\n30 * * * * ${TASKS.pruneEvents} ?max=1`
   }
 }
 

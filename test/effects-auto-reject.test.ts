@@ -117,9 +117,9 @@ t.test('the seller accepting between the job\'s look and its change wins: the ac
   const orderId = await shop.order({ paymentMode: 'ONLINE_PAID' })
   const key = await shop.apiKey()
   // The seller's accept commits right after the task has read the order as placed.
-  const racing: typeof changeOrderStatus = async (tx, input) => {
+  const racing: typeof changeOrderStatus = async (tx, input, events) => {
     t.same(await post(app, key, { order_status: [accept(orderId)] }), { statusCode: 200, body: ok(1) })
-    return changeOrderStatus(tx, input)
+    return changeOrderStatus(tx, input, events)
   }
   await autoRejectOrder(database.db, orderId, racing)
   t.equal((await database.sql`select status from orders where id = ${orderId}`)[0].status, 'ORDER_ACCEPTED')

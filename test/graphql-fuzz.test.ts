@@ -29,7 +29,7 @@ const CLIENT_CODES = new Set(['BAD_USER_INPUT', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL
 type G = fc.GeneratorValue
 
 const NAMES = ['a', 'b', 'x1', '_', 'orders', 'nodes', 'orderId', 'F0', 'F1', 'Q', 'input', '__typename', 'pageInfo', 'seller', 'total',
-  'retailers', 'items', 'unmapped', 'shops', 'skus']
+  'retailers', 'items', 'unmapped', 'shops', 'skus', 'events', 'after', 'types']
 const pick = <T>(g: G, items: readonly T[]): T => items[g(fc.nat, items.length - 1)]
 const coin = (g: G, percent: number): boolean => g(fc.nat, 99) < percent
 
@@ -111,8 +111,19 @@ function referencesInput (g: G): string {
   return `(input: { ${fields.join(' ')} })`
 }
 
+/** The input of the event feed: cursors good, stale, malformed; limits; type names known and not. */
+function eventsInput (g: G): string {
+  if (coin(g, 20)) return ''
+  const fields: string[] = []
+  if (coin(g, 60)) fields.push(`after: ${JSON.stringify(pick(g, ['0', '1', '2', '99', '007', '-1', 'x', '9223372036854775808']))}`)
+  if (coin(g, 50)) fields.push(`limit: ${pick(g, [1, 2, 20, 100, 150, 0, -3])}`)
+  if (coin(g, 40)) fields.push(`types: ${pick(g, ['["order.placed"]', '["order.accepted", "order.rejected"]', '[]', '["order.lost"]', '"order.cancelled"'])}`)
+  return `(input: { ${fields.join(' ')} })`
+}
+
 function cleanArguments (g: G, name: string, ctx: DocContext): string {
   if (name === 'orders') return ordersInput(g, ctx)
+  if (name === 'events') return eventsInput(g)
   if (name === 'retailers' || name === 'items') return referencesInput(g)
   return name === 'outstandingShipments' && coin(g, 50) ? `(input: { limit: ${g(fc.integer, { min: 1, max: 120 })} })` : ''
 }

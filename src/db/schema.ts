@@ -387,3 +387,57 @@ export const idempotencyKeys = pgTable('idempotency_keys', {
   primaryKey({ columns: [t.credentialId, t.key] }),
   index('idempotency_keys_expires_idx').on(t.expiresAt)
 ])
+
+/** What an event of the seller's log records (src/events/event-types.ts holds the same list). */
+export const eventType = pgEnum('event_type', [
+  'order.placed', 'order.accepted', 'order.rejected', 'order.completed', 'order.cancelled', 'order.delivered',
+  'webhook.test'
+])
+export type EventType = (typeof eventType.enumValues)[number]
+
+/**
+ * Each seller's last event sequence. The row is incremented (UPDATE … RETURNING, through an upsert) as the
+ * last statement of every transaction that records events, so its row lock is held only until that
+ * transaction commits: a seller's event writers queue on it, sequences are handed out in commit order, and
+ * a rollback gives its numbers back. See src/events/record-events.ts.
+ */
+export const sellerEventCounters = pgTable('seller_event_counters', {
+  sellerId: integer('seller_id').primaryKey().references(() => sellers.id),
+  lastSequence: bigint('last_sequence', { mode: 'number' }).notNull()
+}, (t) => [check('seller_event_counters_last_sequence_positive', sql`${t.lastSequence} > 0`)])
+
+/**
+ * The seller's event log (every change of its orders, and test events), read as a feed (GraphQL `events`):
+ * one row per change of an order, written in the change's transaction, numbered per seller without gaps in
+ * commit order. No foreign keys: an event is a record of the past, kept for EVENT_RETENTION_DAYS, and its
+ * seller is the counter's (written by the same statement); a key check per row would be paid by every
+ * status change.
+ */
+export const sellerEvents = pgTable('seller_events', {
+  sellerId: integer('seller_id').notNull(),
+  sequence: bigint('sequence', { mode: 'number' }).notNull(),
+  type: eventType('type').notNull(),
+  /** Null for an event of no order (webhook.test). */
+  orderId: bigint('order_id', { mode: 'number' }),
+  /** The order's store: a credential narrowed to some stores reads only their events. */
+  storeId: integer('store_id'),
+  previousStatus: orderStatus('previous_status'),
+  reason: text('reason'),
+  /**
+   * The order at the moment of the event, as the seller's orders read writes it for the full selection of
+   * spec 2.1–2.7 (src/orders/order-json.ts FULL_ORDER): JSON text written by PostgreSQL from the read
+   * model, kept as text so the feed hands it out without parsing it again.
+   */
+  orderJson: text('order_json'),
+  /**
+   * How long the order's lists are (order-json.ts FULL_ORDER_LIST_PATHS, in that order): what the GraphQL cost
+   * bills for them, known without parsing order_json.
+   */
+  orderListLengths: integer('order_list_lengths').array(),
+  /** When the event was recorded, just before its transaction committed: non-decreasing along the sequence. */
+  occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull()
+}, (t) => [
+  primaryKey({ columns: [t.sellerId, t.sequence] }),
+  // Retention prunes by age: a BRIN index is a few pages for the whole log and costs a write next to nothing.
+  index('seller_events_occurred_brin').using('brin', t.occurredAt)
+])

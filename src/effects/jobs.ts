@@ -10,7 +10,8 @@ export const TASKS = {
   notify: 'notify',
   autoReject: 'auto-reject',
   processRefund: 'process-refund',
-  purgeIdempotencyKeys: 'purge-idempotency-keys'
+  purgeIdempotencyKeys: 'purge-idempotency-keys',
+  pruneEvents: 'prune-events'
 } as const
 
 export const NOTIFICATION_CHANNELS = ['seller', 'customer', 'messaging'] as const

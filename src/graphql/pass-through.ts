@@ -12,6 +12,9 @@ import type { Caller } from '../credentials/service.js'
 import type { Db } from '../db/client.js'
 import { PlanNotCovered, type JsonEntry, type SurroundText } from '../db/json-text.js'
 import type { JsonAnswer } from '../db/statements.js'
+import { InvalidInputError } from '../errors.js'
+import { parseEventListInput, type EventListQuery } from '../events/event-list-input.js'
+import { checkEventEntries, readEventConnectionText } from '../events/event-json.js'
 import { parseOrderListInput, type OrderListQuery } from '../orders/order-list-input.js'
 import { readOrderConnectionText } from '../orders/order-json.js'
 import { parseOutstandingShipmentListInput, type OutstandingShipmentQuery } from '../shipments/outstanding-list-input.js'
@@ -23,8 +26,9 @@ import { GRAPHQL_RESPONSE_JSON, wantsGraphqlResponse } from './media-type.js'
 
 /*
  * The pass-through (Hasura's approach): for a query whose root fields are `orders`,
- * `outstandingShipments` and `__typename`, PostgreSQL writes the JSON text of each selected connection
- * (orders/order-json.ts, shipments/outstanding-json.ts) and the answer is spliced together from those
+ * `outstandingShipments`, `events` and `__typename`, PostgreSQL writes the JSON text of each selected
+ * connection (orders/order-json.ts, shipments/outstanding-json.ts, events/event-json.ts: an event's
+ * order only with the full selection it was stored with) and the answer is spliced together from those
  * texts, never parsed or re-serialised in Node. The selection it writes is the one graphql-js would
  * execute: the validated document's fields collected with graphql's own collectFields (aliases,
  * fragments, @skip/@include with the request's variables), in response-key order.
@@ -52,13 +56,14 @@ type Prepared = {
 /** A root field of the answer as selected; its arguments are read per request. */
 type RootSelection =
   | { key: string, kind: 'typename' }
-  | { key: string, kind: 'orders' | 'outstandingShipments', node: FieldNode, entries: JsonEntry[], entriesKey: string }
+  | { key: string, kind: 'orders' | 'outstandingShipments' | 'events', node: FieldNode, entries: JsonEntry[], entriesKey: string }
 
 /** One root entry of the answer. */
 type RootPart =
   | { key: string, kind: 'typename' }
   | { key: string, kind: 'orders', input: OrderListQuery | null, entries: JsonEntry[], entriesKey: string }
   | { key: string, kind: 'outstandingShipments', input: OutstandingShipmentQuery | null, entries: JsonEntry[], entriesKey: string }
+  | { key: string, kind: 'events', input: EventListQuery | null, entries: JsonEntry[], entriesKey: string }
 
 /** Selections kept per document (distinct operation names and directive values). */
 const SELECTIONS_PER_DOCUMENT = 16
@@ -173,9 +178,9 @@ export class PassThrough {
         input?: Record<string, unknown> | null
       }
       const { key, entries, entriesKey } = s
-      return s.kind === 'orders'
-        ? { key, kind: s.kind, input: (args.input ?? null) as OrderListQuery | null, entries, entriesKey }
-        : { key, kind: s.kind, input: (args.input ?? null) as OutstandingShipmentQuery | null, entries, entriesKey }
+      if (s.kind === 'orders') return { key, kind: s.kind, input: (args.input ?? null) as OrderListQuery | null, entries, entriesKey }
+      if (s.kind === 'events') return { key, kind: s.kind, input: (args.input ?? null) as EventListQuery | null, entries, entriesKey }
+      return { key, kind: s.kind, input: (args.input ?? null) as OutstandingShipmentQuery | null, entries, entriesKey }
     })
     return { parts, document: prepared.document }
   }
@@ -192,9 +197,10 @@ export class PassThrough {
         selections.push({ key, kind: 'typename' })
         continue
       }
-      if (name !== 'orders' && name !== 'outstandingShipments') throw new PlanNotCovered(`Query.${name}`)
+      if (name !== 'orders' && name !== 'outstandingShipments' && name !== 'events') throw new PlanNotCovered(`Query.${name}`)
       const field = query.getFields()[name]!
       const entries = this.entries(getNamedType(field.type) as GraphQLObjectType, nodes, fragments, variables)
+      if (name === 'events') checkEventEntries(entries)
       selections.push({ key, kind: name, node: nodes[0]!, entries, entriesKey: JSON.stringify(entries) })
     }
     return selections
@@ -250,6 +256,12 @@ export class PassThrough {
           return (around) => readOrderConnectionText(context.db, reader, filter, part.entries, context.timeZone, around,
             part.entriesKey, spends)
         }
+        if (part.kind === 'events') {
+          const filter = parseEventListInput(part.input)
+          const reader = { sellerId: context.caller.sellerId, storeIds: context.caller.storeIds }
+          return (around) =>
+            readEventConnectionText(context.db, reader, filter, part.entries, around, part.entriesKey, spends)
+        }
         const filter = parseOutstandingShipmentListInput(part.input)
         return (around) =>
           readOutstandingConnectionText(context.db, context.caller.sellerId, filter, part.entries, around, spends)
@@ -276,9 +288,10 @@ export class PassThrough {
     try {
       answers = await Promise.all(reads.map((read, i) => read(answerSurround(keys, i, !costed))))
     } catch (err) {
-      // A database error: the standard execution runs again and answers as it always does (503 …).
+      // A database error: the standard execution runs again and answers as it always does (503 …). An
+      // input only the database can judge (an event cursor older than the events kept) is refused there too.
       request.log.debug({ err }, 'graphql pass-through failed; standard execution answers')
-      outcome.inc({ outcome: 'database_error' })
+      outcome.inc({ outcome: err instanceof InvalidInputError ? 'input_refused' : 'database_error' })
       return false
     }
     const chunks = answers.map((answer) => answer.body)

@@ -1,6 +1,13 @@
+import type { GraphQLObjectType } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
 import type { Caller } from '../credentials/service.js'
 import { listLengths } from '../db/read-model.js'
+import { parseEventListInput } from '../events/event-list-input.js'
+import { readEventPage } from '../events/event-json.js'
+import { EVENT } from '../events/event-model.js'
+import { EventFeedText } from '../events/texts.js'
+import { InvalidInputError } from '../errors.js'
+import { FULL_ORDER } from '../orders/order-json.js'
 import { parseOrderListInput } from '../orders/order-list-input.js'
 import { ORDER } from '../orders/order-model.js'
 import type { OrderReader } from '../orders/order-page.js'
@@ -15,7 +22,7 @@ import { parseOutstandingShipmentListInput } from '../shipments/outstanding-list
 import { OUTSTANDING_SHIPMENT } from '../shipments/outstanding-model.js'
 import { recordListLengths } from './cost-limit.js'
 import type { Resolvers } from './generated/types.js'
-import { connectionEntries } from './selection.js'
+import { connectionEntries, fieldOutside, nodeFieldNodes } from './selection.js'
 
 /*
  * Thin: check the input, call one service function, shape the reply (and note how long its lists came
@@ -61,6 +68,17 @@ export const resolvers: Resolvers = {
       const page = await readItemPage(ctx.db, ctx.caller.sellerId, filter, connectionEntries(SELLER_ITEM, info))
       if (billed(ctx)) recordListLengths(ctx.reply.request, String(info.path.key), listLengths(SELLER_ITEM, page.nodes, 'nodes'))
       return { pageInfo: { total: 0, ...page.pageInfo }, nodes: page.nodes }
+    },
+    // Events of orders in the credential's stores only, as orders: a narrowed credential reads those.
+    async events (_root, { input }, ctx, info) {
+      const filter = parseEventListInput(input)
+      // An event holds its order as the full selection of spec 2.1–2.7 was then: nothing else can be read.
+      const order = nodeFieldNodes(info, 'order')
+      const outside = order && fieldOutside(info.schema.getType('Order') as GraphQLObjectType, order, info.fragments, FULL_ORDER)
+      if (outside) throw new InvalidInputError('order', EventFeedText.notStored(outside))
+      const page = await readEventPage(ctx.db, reader(ctx.caller), filter, order !== undefined)
+      if (billed(ctx)) recordListLengths(ctx.reply.request, String(info.path.key), listLengths(EVENT, page.nodes, 'nodes'))
+      return page
     }
   },
   Seller: {

@@ -1,4 +1,7 @@
-import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql'
+import {
+  getNamedType, isObjectType, Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType,
+  type GraphQLResolveInfo, type SelectionSetNode
+} from 'graphql'
 import type { JsonEntry } from '../db/json-text.js'
 import { entriesOf, type Model } from '../db/read-model.js'
 import { pageInfoEntries } from '../paging/page-info.js'
@@ -53,4 +56,32 @@ export function connectionEntries (model: Model, info: Pick<GraphQLResolveInfo, 
   const nodes = connection.get('nodes')
   if (nodes) entries.push({ key: 'nodes', value: { kind: 'field', name: 'nodes', entries: objectEntries(model, nodes, info.fragments) } })
   return entries
+}
+
+/** Where a connection field's nodes select `name` (aliases and fragments merged), or undefined. */
+export function nodeFieldNodes (
+  info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>, name: string
+): FieldNode[] | undefined {
+  const nodes = children(info.fieldNodes, info.fragments).get('nodes')
+  return nodes === undefined ? undefined : children(nodes, info.fragments).get(name)
+}
+
+/**
+ * The first field the `nodes` (of object type `type`) select that `allowed` does not hold, as
+ * `Type.field`, or null when every selected field is there (__typename always is).
+ */
+export function fieldOutside (
+  type: GraphQLObjectType, nodes: readonly FieldNode[], fragments: Fragments, allowed: readonly JsonEntry[]
+): string | null {
+  for (const [name, sub] of children(nodes, fragments)) {
+    if (name === '__typename') continue
+    const entry = allowed.find((e) => e.value.kind === 'field' && e.value.name === name)
+    if (!entry || entry.value.kind !== 'field') return `${type.name}.${name}`
+    const named = getNamedType(type.getFields()[name]?.type)
+    if (entry.value.entries && isObjectType(named)) {
+      const inner = fieldOutside(named, sub, fragments, entry.value.entries)
+      if (inner !== null) return inner
+    }
+  }
+  return null
 }

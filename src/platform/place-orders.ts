@@ -1,5 +1,7 @@
 import type { Db } from '../db/client.js'
 import { isRetryableConflict } from '../db/retry.js'
+import { orderEventType } from '../events/event-types.js'
+import type { EventLogging } from '../events/record-events.js'
 import type { IdempotencyRequest, Replayable } from '../idempotency/idempotency-key.js'
 import { applyPlacements } from '../status-update/apply-placements.js'
 import { checkOrderRows } from './order-row.js'
@@ -36,15 +38,18 @@ export interface PlaceOptions {
   autoRejectAfterMs: number
   /**
    * The demo seed only (src/seed/seed.ts): its orders are history, placed days or weeks ago, so they are
-   * recorded as the seed's and not announced to the seller again. The routes never set these.
+   * recorded as the seed's and not announced to the seller again (no notification, no order.placed event:
+   * the log starts with what happens after the seed). The routes never set these.
    */
   seed?: boolean
+  /** bench/events only (events/record-events.ts EventLogging): the routes never set it. */
+  eventLogging?: EventLogging
 }
 
 export async function placeOrders (
   db: Db, raws: unknown[], options: PlaceOptions
 ): Promise<Replayable<PlatformBatchData>> {
-  return runPlatformBatch(db, checkOrderRows(raws), options.idempotency, async (tx, valid) => {
+  return runPlatformBatch(db, checkOrderRows(raws), options.idempotency, async (tx, valid, events) => {
     const rows = valid.map((v) => v.row)
     for (let attempt = 1; ; attempt++) {
       const plan = planOrders(valid, await readOrdersState(tx, rows))
@@ -54,10 +59,23 @@ export async function placeOrders (
         const announce = options.seed !== true
         await tx.transaction((savepoint) =>
           applyPlacements(savepoint, plan.placements, placer, options.autoRejectAfterMs, { announce }))
+        // Placed (the savepoint held): each new order's order.placed, in order id order as it was written.
+        if (announce) {
+          events.add(...[...plan.placements].sort((a, b) => a.row.orderId - b.row.orderId).map(({ row }) => ({
+            sellerId: row.companyId,
+            storeId: row.storeId,
+            orderId: row.orderId,
+            type: orderEventType('ORDER_PLACED'),
+            status: 'ORDER_PLACED' as const,
+            actionable: true,
+            previousStatus: null,
+            reason: null
+          })))
+        }
         return plan.outcomes
       } catch (err) {
         if (attempt >= ATTEMPTS || !isRace(err)) throw err
       }
     }
-  })
+  }, options.eventLogging)
 }

@@ -1,5 +1,6 @@
 import type { Db, Tx } from '../db/client.js'
 import { transaction } from '../db/transaction.js'
+import { recordingEvents, type EventLogging, type PendingEvents } from '../events/record-events.js'
 import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
 import { batchData, type CheckedRow, type RowOutcome } from './batch.js'
 import type { PlatformBatchData } from './schemas.js'
@@ -10,17 +11,19 @@ export interface CheckedRows<R> { valid: Array<CheckedRow<R>>, outcomes: Array<R
 /**
  * Every platform bulk write: the rows checked first, then one transaction (under the request's
  * Idempotency-Key) that applies the rows that passed and decides each one's outcome. A refused row changes
- * nothing; the others are applied together or (a lost connection, a failed commit) not at all.
+ * nothing; the others are applied together or (a lost connection, a failed commit) not at all. The events
+ * the rows make (placed orders) are recorded as the transaction's last statement.
  */
 export async function runPlatformBatch<R> (
   db: Db, checked: CheckedRows<R>, idempotency: IdempotencyRequest | undefined,
-  apply: (tx: Tx, valid: Array<CheckedRow<R>>) => Promise<Map<number, RowOutcome>>
+  apply: (tx: Tx, valid: Array<CheckedRow<R>>, events: PendingEvents) => Promise<Map<number, RowOutcome>>,
+  eventLogging?: EventLogging
 ): Promise<Replayable<PlatformBatchData>> {
-  return transaction(db, (tx) => idempotent(tx, idempotency, async () => {
+  return transaction(db, (tx) => recordingEvents(tx, (events) => idempotent(tx, idempotency, async () => {
     const decided = [...checked.outcomes]
     if (checked.valid.length > 0) {
-      for (const [index, outcome] of await apply(tx, checked.valid)) decided[index] = outcome
+      for (const [index, outcome] of await apply(tx, checked.valid, events)) decided[index] = outcome
     }
     return batchData(decided.map((o) => o!))
-  }))
+  }), eventLogging))
 }

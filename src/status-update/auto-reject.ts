@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { Db } from '../db/client.js'
 import { orders } from '../db/schema.js'
+import { recordingEvents } from '../events/record-events.js'
 import { changeOrderStatus } from './change-status.js'
 import { AUTO_REJECT_REASON } from './texts.js'
 
@@ -18,7 +19,8 @@ export async function autoRejectOrder (db: Db, orderId: number, change = changeO
   if (!order) return 'already-moved'
   // onlyFrom: the seller may accept between the read above and the lock; an accepted order may move to
   // rejected, but never by this timer.
-  const result = await db.transaction((tx) => change(tx, {
+  // Its order.rejected event (with the reason) is recorded last, in the same transaction.
+  const result = await db.transaction((tx) => recordingEvents(tx, (events) => change(tx, {
     sellerId: order.sellerId,
     credentialId: null,
     storeIds: null,
@@ -27,7 +29,7 @@ export async function autoRejectOrder (db: Db, orderId: number, change = changeO
     toStatus: 'ORDER_REJECTED_BY_SELLER',
     reason: AUTO_REJECT_REASON,
     onlyFrom: 'ORDER_PLACED'
-  }))
+  }, events)))
   if (!result.ok) throw new Error(`auto-rejection of order ${orderId} failed: ${result.error.text}`)
   return result.changed ? 'rejected' : 'already-moved'
 }

@@ -1,10 +1,13 @@
 import { sql } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import type { OrderStatus } from '../db/schema.js'
+import { orderEventType } from '../events/event-types.js'
+import type { OrderEvent, PendingEvents } from '../events/record-events.js'
 import type { ItemError } from '../item-error.js'
 import { applyChanges } from './apply-changes.js'
 import { lockDailyDeals, lockOrders, lockSeller, OrderLockTimeout, type LockedOrder, type LockedSeller } from './order-locks.js'
 import { decideChange, recordPlanned, sellerState, type Actor, type ChangeRequest, type PlannedChange } from './plan-change.js'
+import { isActionable } from './state-machine.js'
 import { OrderErrors } from './texts.js'
 
 /*
@@ -18,6 +21,10 @@ import { OrderErrors } from './texts.js'
  * inside a savepoint. Should that write fail, the savepoint is rolled back and each half is written on
  * its own (deciding again from what is stored), down to the single order that fails: one bad order costs
  * about twenty small writes, never a thousand savepoints (bench/README.md).
+ *
+ * Each change that was written is added to the caller's `events`, in request order; the caller records
+ * them as its transaction's last statement (events/record-events.ts), so the event log holds exactly the
+ * changes that commit.
  */
 
 /** What became of one request, in the order of the requests. */
@@ -30,6 +37,8 @@ export type ChangeOutcome =
   | { kind: 'failed', cause: unknown }
 
 export interface ChangeOptions {
+  /** Where the changes made are added, for the caller to record at the end of its transaction. */
+  events: PendingEvents
   /**
    * Change an order only if it is, under its lock, still in this status; otherwise it is `unchanged`.
    * The auto-rejection passes ORDER_PLACED: an order accepted meanwhile may move to rejected, but never
@@ -44,7 +53,7 @@ interface Pending { index: number, request: ChangeRequest }
 interface Locked { seller: LockedSeller | undefined, orders: Map<number, LockedOrder> }
 
 export async function changeOrderStatuses (
-  tx: Tx, actor: Actor, requests: readonly ChangeRequest[], options: ChangeOptions = {}
+  tx: Tx, actor: Actor, requests: readonly ChangeRequest[], options: ChangeOptions
 ): Promise<ChangeOutcome[]> {
   const outcomes = new Array<ChangeOutcome>(requests.length)
   if (requests.length === 0) return outcomes
@@ -100,6 +109,7 @@ async function writeSlice (
   try {
     if (changes.length > 0) await tx.transaction((savepoint) => applyChanges(savepoint, changes, actor))
     for (const [index, outcome] of decided) outcomes[index] = outcome
+    options.events.add(...changes.map((c) => eventOf(c, actor.sellerId)))
   } catch (err) {
     if (slice.length === 1) {
       outcomes[slice[0].index] = { kind: 'failed', cause: err }
@@ -112,6 +122,19 @@ async function writeSlice (
   }
 }
 
+function eventOf (change: PlannedChange, sellerId: number): OrderEvent {
+  return {
+    sellerId,
+    storeId: change.order.storeId,
+    orderId: change.order.id,
+    type: orderEventType(change.toStatus),
+    status: change.toStatus,
+    actionable: isActionable(change.toStatus),
+    previousStatus: change.fromStatus,
+    reason: change.reason
+  }
+}
+
 /**
  * The marketplace's changes (its platform key moves orders of any seller): each request goes to the
  * one path above as its order's seller's, seller by seller in ascending id. Two such batches take the
@@ -119,7 +142,7 @@ async function writeSlice (
  * batches queue, never deadlock. An order that does not exist (or is soft-deleted) is not found.
  */
 export async function changeStatusesOfAnySeller (
-  tx: Tx, credentialId: number, requests: readonly ChangeRequest[], options: ChangeOptions = {}
+  tx: Tx, credentialId: number, requests: readonly ChangeRequest[], options: ChangeOptions
 ): Promise<ChangeOutcome[]> {
   const outcomes = new Array<ChangeOutcome>(requests.length)
   const ids = [...new Set(requests.map((r) => r.orderId))]

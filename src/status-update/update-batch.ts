@@ -2,6 +2,7 @@ import type { Caller, PlatformCaller } from '../credentials/service.js'
 import type { Db } from '../db/client.js'
 import { CommitOutcomeUnknownError, transaction } from '../db/transaction.js'
 import { isRequestError } from '../errors.js'
+import { recordingEvents, type EventLogging } from '../events/record-events.js'
 import { idempotent, type IdempotencyRequest, type Replayable } from '../idempotency/idempotency-key.js'
 import { changeOrderStatuses, changeStatusesOfAnySeller } from './change-statuses.js'
 import type { ChangeRequest } from './plan-change.js'
@@ -73,6 +74,8 @@ export interface BatchOptions {
   log?: BatchLogger
   /** The request's Idempotency-Key: its first outcome is stored with the batch and replayed to a retry. */
   idempotency?: IdempotencyRequest
+  /** bench/events only (events/record-events.ts EventLogging): the routes never set it. */
+  eventLogging?: EventLogging
 }
 
 /** A seller's credential (its orders, maybe narrowed to stores) or the marketplace's platform key. */
@@ -87,15 +90,15 @@ export async function updateOrderStatuses (
   const unchanged: number[] = []
   if (pending.length === 0 && key === undefined) return batchOutcome(items.length, errors, log, unchanged)
   try {
-    // The answer commits with the changes it reports.
-    const answer = await transaction(db, (tx) => idempotent(tx, key, async () => {
+    // The answer commits with the changes it reports, and their events are the transaction's last statement.
+    const answer = await transaction(db, (tx) => recordingEvents(tx, (events) => idempotent(tx, key, async () => {
       if (pending.length > 0) {
         const requests = pending.map((p) => p.request)
         const onSplit = (orders: number, cause: unknown) =>
           log.info({ orders, reason: (cause as Error).message }, 'set-based status update failed; retrying each half')
         const outcomes = 'seller' in who
-          ? await changeOrderStatuses(tx, actorOf(who.seller), requests, { onSplit })
-          : await changeStatusesOfAnySeller(tx, who.platform.credentialId, requests, { onSplit })
+          ? await changeOrderStatuses(tx, actorOf(who.seller), requests, { onSplit, events })
+          : await changeStatusesOfAnySeller(tx, who.platform.credentialId, requests, { onSplit, events })
         pending.forEach((p, i) => {
           const outcome = outcomes[i]
           if (outcome.kind === 'unchanged') unchanged.push(p.request.orderId)
@@ -107,7 +110,7 @@ export async function updateOrderStatuses (
         })
       }
       return batchOutcome(items.length, errors, silent, unchanged)
-    }))
+    }), options.eventLogging))
     if (answer.replayed) return answer
   } catch (err) {
     // Whether a commit cut off by a lost connection happened cannot be learnt: 503, the retry is safe.

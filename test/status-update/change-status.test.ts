@@ -2,6 +2,7 @@ import t from 'tap'
 import { testDatabase } from '../helpers/build.js'
 import { seedDemo } from '../helpers/fixtures.js'
 import { changeOrderStatus, type ChangeOrderStatusInput } from '../../src/status-update/change-status.js'
+import { recordingEvents } from '../../src/events/record-events.js'
 import { notificationEventId } from '../../src/effects/jobs.js'
 import { createShop, orderStatus, queuedJobs, sellerPoints } from './helpers.js'
 
@@ -24,8 +25,10 @@ t.test('auto-rejection of a placed order: every reject effect, system as the aut
     source: 'auto-reject',
     onlyFrom: 'ORDER_PLACED'
   }
-  t.same(await database.db.transaction((tx) => changeOrderStatus(tx, input)), { ok: true, changed: true })
-  t.same(await database.db.transaction((tx) => changeOrderStatus(tx, input)), { ok: true, changed: false }, 'a second run does nothing')
+  const change = () => database.db.transaction((tx) =>
+    recordingEvents(tx, (events) => changeOrderStatus(tx, input, events)))
+  t.same(await change(), { ok: true, changed: true })
+  t.same(await change(), { ok: true, changed: false }, 'a second run does nothing')
 
   const history = await database.sql`select from_status, to_status, reason, credential_id, source from order_status_history where order_id = ${orderId} and source = 'auto-reject'`
   t.same(history.map((h) => ({ ...h })), [{ from_status: 'ORDER_PLACED', to_status: 'ORDER_REJECTED_BY_SELLER', reason: 'Not accepted in time', credential_id: null, source: 'auto-reject' }])
@@ -43,10 +46,10 @@ t.test('onlyFrom: an order the seller accepted meanwhile is left alone', async (
   const shop = await createShop(database)
   const accepted = await shop.order({ status: 'ORDER_ACCEPTED' })
   const base = { sellerId: shop.sellerId, credentialId: null, storeIds: null, source: 'auto-reject' as const }
-  const skipped = await database.db.transaction((tx) => changeOrderStatus(tx, { ...base, orderId: accepted, toStatus: 'ORDER_REJECTED_BY_SELLER', reason: 'Not accepted in time', onlyFrom: 'ORDER_PLACED' }))
+  const skipped = await database.db.transaction((tx) => recordingEvents(tx, (events) => changeOrderStatus(tx, { ...base, orderId: accepted, toStatus: 'ORDER_REJECTED_BY_SELLER', reason: 'Not accepted in time', onlyFrom: 'ORDER_PLACED' }, events)))
   t.same(skipped, { ok: true, changed: false })
   t.equal(await orderStatus(database, accepted), 'ORDER_ACCEPTED')
-  const missing = await database.db.transaction((tx) => changeOrderStatus(tx, { ...base, orderId: 999999, toStatus: 'ORDER_REJECTED_BY_SELLER', reason: 'x', onlyFrom: 'ORDER_PLACED' }))
+  const missing = await database.db.transaction((tx) => recordingEvents(tx, (events) => changeOrderStatus(tx, { ...base, orderId: 999999, toStatus: 'ORDER_REJECTED_BY_SELLER', reason: 'x', onlyFrom: 'ORDER_PLACED' }, events)))
   t.same(missing, { ok: false, error: { code: 'ORDER_NOT_FOUND', text: 'Order not found in system' } })
 })
 
@@ -55,7 +58,7 @@ t.test('the per-order errors come back as { ok: false }', async (t) => {
   const shop = await createShop(database, { pointsBalance: '1.00' })
   const id = await shop.order()
   const base = { sellerId: shop.sellerId, orderId: id, credentialId: null, storeIds: null, source: 'api' as const, reason: null }
-  const run = (input: Partial<ChangeOrderStatusInput>) => database.db.transaction((tx) => changeOrderStatus(tx, { ...base, toStatus: 'ORDER_ACCEPTED', ...input } as ChangeOrderStatusInput))
+  const run = (input: Partial<ChangeOrderStatusInput>) => database.db.transaction((tx) => recordingEvents(tx, (events) => changeOrderStatus(tx, { ...base, toStatus: 'ORDER_ACCEPTED', ...input } as ChangeOrderStatusInput, events)))
   t.same(await run({ toStatus: 'SHIPPED' as never }), { ok: false, error: { code: 'INVALID_STATUS', text: 'Invalid order status' } })
   t.same(await run({ orderId: 0 }), { ok: false, error: { code: 'INVALID_ORDER_ID', text: 'Order_id must be a positive integer' } })
   t.same(await run({ toStatus: 'ORDER_REJECTED_BY_SELLER', reason: ' ' }), { ok: false, error: { code: 'REASON_REQUIRED', text: 'Reason is required when rejecting an order' } })
@@ -75,9 +78,9 @@ t.test('a storage failure is thrown, for the caller\'s transaction to handle', a
   const shop = await createShop(database)
   const id = await shop.order()
   await database.sql`alter table order_status_history add constraint no_more_history check (false) not valid`
-  const err = await database.db.transaction((tx) => changeOrderStatus(tx, {
+  const err = await database.db.transaction((tx) => recordingEvents(tx, (events) => changeOrderStatus(tx, {
     sellerId: shop.sellerId, orderId: id, toStatus: 'ORDER_ACCEPTED', reason: null, credentialId: null, storeIds: null, source: 'api'
-  })).then(() => null, (e: Error & { cause?: Error }) => e)
+  }, events))).then(() => null, (e: Error & { cause?: Error }) => e)
   t.match(err?.cause?.message, /no_more_history/, 'thrown with the database\'s reason')
   t.equal(await orderStatus(database, id), 'ORDER_PLACED', 'and nothing of the change is left')
   t.equal(await sellerPoints(database, shop.sellerId), '1000.00')

@@ -45,22 +45,35 @@ export interface PollCheckpoint {
   walk?: PollWalk
 }
 
-export interface CheckpointStore {
-  load: () => Promise<PollCheckpoint | null>
-  save: (checkpoint: PollCheckpoint) => Promise<void>
+/**
+ * Where the event feed's follower remembers how far it got: the sequence of the last event handled. The
+ * feed's sequences become visible only in order, so nothing else needs remembering.
+ */
+export interface EventCheckpoint {
+  after: string
 }
 
-const copy = (checkpoint: PollCheckpoint): PollCheckpoint => JSON.parse(JSON.stringify(checkpoint)) as PollCheckpoint
+/**
+ * Where a checkpoint is kept: the order poll's (`PollCheckpoint`, the default) or the event follower's
+ * (`EventCheckpoint`). Two methods, for anything: a file, a row of your own database (saved in the same
+ * transaction as your own write, the checkpoint can never disagree with it).
+ */
+export interface CheckpointStore<T = PollCheckpoint> {
+  load: () => Promise<T | null>
+  save: (checkpoint: T) => Promise<void>
+}
+
+const copy = <T>(checkpoint: T): T => JSON.parse(JSON.stringify(checkpoint)) as T
 
 /** Keeps the checkpoint in memory: for one process (a long-running poller, tests). */
-export class MemoryCheckpointStore implements CheckpointStore {
-  private checkpoint: PollCheckpoint | null = null
+export class MemoryCheckpointStore<T = PollCheckpoint> implements CheckpointStore<T> {
+  private checkpoint: T | null = null
 
-  async load (): Promise<PollCheckpoint | null> {
-    return this.checkpoint && copy(this.checkpoint)
+  async load (): Promise<T | null> {
+    return this.checkpoint === null ? null : copy(this.checkpoint)
   }
 
-  async save (checkpoint: PollCheckpoint): Promise<void> {
+  async save (checkpoint: T): Promise<void> {
     this.checkpoint = copy(checkpoint)
   }
 }

@@ -1,3 +1,4 @@
+import { eventsApi, type EventsApi } from './events.js'
 import type { RetryOptions, Transport } from './http.js'
 import { ordersApi, type OrdersApi } from './orders.js'
 import { Pacer, type PaceOptions } from './pace.js'
@@ -33,6 +34,8 @@ export interface ClientOptions {
 
 export interface OrderExchangeClient {
   orders: OrdersApi
+  /** The seller's event log, followed with a checkpoint: every change of its orders, once, in order. */
+  events: EventsApi
   /** The seller's retailers and items, what of them is not mapped yet, and the sync of the seller's IDs for them. */
   references: ReferencesApi
   shipments: ShipmentsApi
@@ -49,13 +52,17 @@ export function createClient (options: ClientOptions): OrderExchangeClient {
   }
   return {
     orders: ordersApi(transport, options),
+    events: eventsApi(transport, options),
     references: referencesApi(transport, options),
     shipments: shipmentsApi(transport, options)
   }
 }
 
 export { createPlatformClient, PLATFORM_CHUNK, type PlatformBatchResult, type PlatformClient, type PlatformClientOptions } from './platform.js'
-export { MemoryCheckpointStore, type CheckpointStore, type PollCheckpoint, type PollWalk, type Position } from './checkpoint.js'
+export {
+  MemoryCheckpointStore, type CheckpointStore, type EventCheckpoint, type PollCheckpoint, type PollWalk, type Position
+} from './checkpoint.js'
+export type { EventsApi, EventsDocument, FollowNode, FollowOptions, FollowResult, FullEvent } from './events.js'
 export * from './errors.js'
 export type { RetryOptions } from './http.js'
 export { buyerKey, isActionable, outletKey, productKey, variantKey } from './mapping.js'
@@ -70,6 +77,7 @@ export { checkRow, DEFAULT_SYNC_CHUNK, SYNC_CHUNK_BYTES, rowProblem, type Shipme
 export { MAX_STATUS_ITEMS, MAX_SYNC_ROWS, QUANTITY_PATTERN, RowErrorCode, SYNC_ID_MAX_LENGTH } from './generated/rules.js'
 export { MAX_REFERENCE_ROWS, REFERENCE_TYPES, ReferenceErrorCode } from './generated/rules.js'
 export { OrderPageDocument as FullOrderPageDocument, type OrderListInput, type OrderPageQuery, type OrderStatus } from './generated/graphql.js'
+export { EventPageDocument as FullEventPageDocument, type EventListInput, type EventPageQuery } from './generated/graphql.js'
 export type { ItemListInput, ItemPageQuery, RetailerListInput, RetailerPageQuery } from './generated/graphql.js'
 export type { RequestFailure, StatusUpdateItem, StatusUpdateResponse, SyncData, SyncResponse, SyncRow } from './generated/rest.js'
 export type { Matched, ReferenceRow, ReferenceRowError, ReferencesData, ReferencesResponse } from './generated/rest.js'

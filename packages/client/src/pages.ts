@@ -37,7 +37,7 @@ export async function readPage<TNode> (
 }
 
 /**
- * One page of a paged list field (`orders`, `retailers`, `items`: `field(input: $input) { pageInfo nodes }`),
+ * One page of a paged list field (`orders`, `retailers`, `items`, `events`: `field(input: $input) { pageInfo nodes }`),
  * paced by the query's cost, with the service's Date header beside it.
  */
 export async function readListPage<TPage> (
@@ -45,7 +45,7 @@ export async function readListPage<TPage> (
   credentials: Credentials,
   query: string,
   field: string,
-  input: { page?: number | null, limit?: number | null },
+  input: { limit?: number | null, [field: string]: unknown },
   signal?: AbortSignal
 ): Promise<TPage & { date: string | null }> {
   if (!credentials.accessToken) throw new OrderExchangeError(`reading ${field} needs an accessToken`)

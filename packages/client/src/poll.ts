@@ -61,7 +61,7 @@ export async function pollOrders<TNode extends PollNode> (
   const overlapMs = options.overlapMs ?? 60_000
   const limit = options.limit ?? 100
   const document = options.document ?? fullOrderDocument<TNode>()
-  const saved: PollCheckpoint = await options.checkpoint.load() ?? { highWater: null, seen: [] }
+  const saved = pollCheckpoint(await options.checkpoint.load())
   const seen = new Set(saved.seen)
   let walk: PollWalk | null = saved.walk ?? null
   const from = walk?.from ?? (saved.highWater !== null
@@ -131,6 +131,19 @@ export async function pollOrders<TNode extends PollNode> (
   const seenNext = highWater === null ? next : keptAfter(next, earlier(highWater, overlapMs))
   await options.checkpoint.save({ highWater, seen: seenNext })
   return { handled, highWater }
+}
+
+/**
+ * A stored checkpoint as the poll uses it, whatever a store kept: the walk too, when there is one (without
+ * it, a poll cut off mid-walk would start again from the high-water mark while `seen` has already
+ * forgotten changes older than the walk's progress).
+ */
+function pollCheckpoint (stored: Partial<PollCheckpoint> | null): PollCheckpoint {
+  return {
+    highWater: stored?.highWater ?? null,
+    seen: Array.isArray(stored?.seen) ? stored.seen : [],
+    ...(stored?.walk ? { walk: stored.walk } : {})
+  }
 }
 
 /** Whether `a` comes after `b` in the service's order (createdAt, then orderId as a number). */

@@ -4,6 +4,7 @@ import type { OrderView, RetailerView, ShopView, OrderItemView, OfferView, Price
 import type { SellerView } from '../../sellers/read-seller.js';
 import type { OutstandingShipmentView } from '../../shipments/outstanding-model.js';
 import type { SellerRetailerView, SellerItemView } from '../../references/reference-model.js';
+import type { EventView } from '../../events/event-model.js';
 import type { MercuriusContext } from 'mercurius';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -15,6 +16,61 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
+};
+
+/** One change in the caller's event log. */
+export type Event = {
+  __typename?: 'Event';
+  /** Stable and unique: receivers de-duplicate on it. */
+  id: Scalars['ID']['output'];
+  /** The order as the orders read showed it at the moment of the event; null for an event of no order. */
+  order: Maybe<Order>;
+  /** The order's status before this event; null for order.placed. */
+  previousStatus: Maybe<OrderStatus>;
+  /** The reason given with the change: always for order.rejected (the auto-rejection's is "Not accepted in time"). */
+  reason: Maybe<Scalars['String']['output']>;
+  /** Per seller, strictly increasing and gap-free in commit order, as a string of digits. */
+  sequence: Scalars['String']['output'];
+  /** ISO-8601, UTC, microseconds: when the event was recorded, just before its change committed. */
+  timestamp: Scalars['String']['output'];
+  /**
+   * order.placed, order.accepted, order.rejected (also the auto-rejection), order.completed, order.cancelled,
+   * order.delivered, webhook.test.
+   */
+  type: Scalars['String']['output'];
+};
+
+export type EventConnection = {
+  __typename?: 'EventConnection';
+  nodes: Array<Event>;
+  pageInfo: EventPageInfo;
+};
+
+/**
+ * Where to read the event log from. Bad values are errors with extensions.code BAD_USER_INPUT and a message
+ * naming the field.
+ */
+export type EventListInput = {
+  /**
+   * A sequence as a string of digits: the events after it. Default "0": from the oldest event kept. A
+   * sequence older than the oldest event kept (events are kept EVENT_RETENTION_DAYS, 30 by default) is an
+   * error naming the oldest available sequence.
+   */
+  after?: InputMaybe<Scalars['String']['input']>;
+  /** Events per page, from 1. Default 20; above 100 is cut to 100 (pageInfo.limit says so). */
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  /** Only events of these types, e.g. ["order.placed", "order.cancelled"]. Absent: every type. */
+  types?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+export type EventPageInfo = {
+  __typename?: 'EventPageInfo';
+  /** The sequence of the last event on the page (the input's after when the page is empty): the next read's after. */
+  endCursor: Scalars['String']['output'];
+  /** True while more events follow this page now. */
+  hasNext: Scalars['Boolean']['output'];
+  /** Page size in effect (after the default and the cap of 100). */
+  limit: Scalars['Int']['output'];
 };
 
 export type Item = {
@@ -217,6 +273,12 @@ export type PriceSlab = {
 
 export type Query = {
   __typename?: 'Query';
+  /**
+   * The caller's event log, read as a feed: every change of its orders (placed, accepted, rejected,
+   * completed, cancelled, delivered), after a sequence, in sequence order. Sequences are per seller and
+   * become visible only in order, with no gap: store endCursor and read on after it, and no event is missed.
+   */
+  events: Maybe<EventConnection>;
   /** A page of the caller's items, by id, each with its SKUs, their offers and selling units and the caller's sync IDs. */
   items: Maybe<ItemConnection>;
   /** A page of the caller's outbound orders: oldest first (creation time, then orderId), soft-deleted orders left out. */
@@ -233,6 +295,11 @@ export type Query = {
   retailers: Maybe<RetailerConnection>;
   /** The caller's own seller (company): whether it is active and how many points it holds. */
   seller: Seller;
+};
+
+
+export type QueryEventsArgs = {
+  input?: InputMaybe<EventListInput>;
 };
 
 
@@ -433,7 +500,12 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  Event: ResolverTypeWrapper<EventView>;
+  EventConnection: ResolverTypeWrapper<Omit<EventConnection, 'nodes'> & { nodes: Array<ResolversTypes['Event']> }>;
+  EventListInput: EventListInput;
+  EventPageInfo: ResolverTypeWrapper<EventPageInfo>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Item: ResolverTypeWrapper<ItemView>;
   ItemConnection: ResolverTypeWrapper<Omit<ItemConnection, 'nodes'> & { nodes: Array<ResolversTypes['SellerItem']> }>;
@@ -468,7 +540,12 @@ export type ResolversTypes = {
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
   Boolean: Scalars['Boolean']['output'];
+  Event: EventView;
+  EventConnection: Omit<EventConnection, 'nodes'> & { nodes: Array<ResolversParentTypes['Event']> };
+  EventListInput: EventListInput;
+  EventPageInfo: EventPageInfo;
   Float: Scalars['Float']['output'];
+  ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
   Item: ItemView;
   ItemConnection: Omit<ItemConnection, 'nodes'> & { nodes: Array<ResolversParentTypes['SellerItem']> };
@@ -495,6 +572,27 @@ export type ResolversParentTypes = {
   Sku: SkuView;
   Store: Store;
   String: Scalars['String']['output'];
+};
+
+export type EventResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Event'] = ResolversParentTypes['Event']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  order?: Resolver<Maybe<ResolversTypes['Order']>, ParentType, ContextType>;
+  previousStatus?: Resolver<Maybe<ResolversTypes['OrderStatus']>, ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  sequence?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  timestamp?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type EventConnectionResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['EventConnection'] = ResolversParentTypes['EventConnection']> = {
+  nodes?: Resolver<Array<ResolversTypes['Event']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['EventPageInfo'], ParentType, ContextType>;
+};
+
+export type EventPageInfoResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['EventPageInfo'] = ResolversParentTypes['EventPageInfo']> = {
+  endCursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  hasNext?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type ItemResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Item'] = ResolversParentTypes['Item']> = {
@@ -597,6 +695,7 @@ export type PriceSlabResolvers<ContextType = MercuriusContext, ParentType extend
 };
 
 export type QueryResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  events?: Resolver<Maybe<ResolversTypes['EventConnection']>, ParentType, ContextType, Partial<QueryEventsArgs>>;
   items?: Resolver<Maybe<ResolversTypes['ItemConnection']>, ParentType, ContextType, Partial<QueryItemsArgs>>;
   orders?: Resolver<Maybe<ResolversTypes['OrderConnection']>, ParentType, ContextType, Partial<QueryOrdersArgs>>;
   outstandingShipments?: Resolver<ResolversTypes['OutstandingShipmentConnection'], ParentType, ContextType, Partial<QueryOutstandingShipmentsArgs>>;
@@ -668,6 +767,9 @@ export type StoreResolvers<ContextType = MercuriusContext, ParentType extends Re
 };
 
 export type Resolvers<ContextType = MercuriusContext> = {
+  Event?: EventResolvers<ContextType>;
+  EventConnection?: EventConnectionResolvers<ContextType>;
+  EventPageInfo?: EventPageInfoResolvers<ContextType>;
   Item?: ItemResolvers<ContextType>;
   ItemConnection?: ItemConnectionResolvers<ContextType>;
   ItemSellingUnit?: ItemSellingUnitResolvers<ContextType>;

@@ -5,6 +5,23 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
 /**
+ * Where to read the event log from. Bad values are errors with extensions.code BAD_USER_INPUT and a message
+ * naming the field.
+ */
+export type EventListInput = {
+  /**
+   * A sequence as a string of digits: the events after it. Default "0": from the oldest event kept. A
+   * sequence older than the oldest event kept (events are kept EVENT_RETENTION_DAYS, 30 by default) is an
+   * error naming the oldest available sequence.
+   */
+  after?: string | null | undefined;
+  /** Events per page, from 1. Default 20; above 100 is cut to 100 (pageInfo.limit says so). */
+  limit?: number | null | undefined;
+  /** Only events of these types, e.g. ["order.placed", "order.cancelled"]. Absent: every type. */
+  types?: Array<string> | null | undefined;
+};
+
+/**
  * Which page of the caller's items to read, with the same paging rules (and error messages) as
  * OrderListInput.
  */
@@ -70,6 +87,13 @@ export type RetailerListInput = {
    */
   unmapped?: boolean | null | undefined;
 };
+
+export type EventPageQueryVariables = Exact<{
+  input?: EventListInput | null | undefined;
+}>;
+
+
+export type EventPageQuery = { events: { pageInfo: { hasNext: boolean, endCursor: string, limit: number }, nodes: Array<{ id: string, type: string, sequence: string, timestamp: string, previousStatus: OrderStatus | null, reason: string | null, order: { orderId: string, orderNumber: string, serviceOrderNumber: string, orderStatus: OrderStatus, deliveryType: string, paymentMode: PaymentMode, companyId: number, storeId: number, retailerName: string, isActionable: boolean, currencyCode: string, orderTotal: number, orderTotalFinal: number, orderTaxAmount: number, orderCessAmount: number, appliedPoints: number, totalExtraCharges: number, roundOff: number, totalItemsInOrder: number, isDeleted: boolean, createdAt: string, updatedAt: string, retailer: { id: number, name: string, firstName: string | null, lastName: string | null, phone: string | null, whatsapp: string | null, syncId: string | null }, shop: { id: number, syncId: string | null, retailerSyncId: string | null, shopName: string } | null, orderItems: Array<{ id: string, skuId: number, quantity: number, offer: { id: number, offerSyncId: string | null, finalPriceWithTax: number }, item: { id: number, itemName: string, itemSyncId: string | null }, sku: { itemId: number, skuNickName: string, images: Array<string>, tags: Array<string>, offers: Array<{ id: number, skuId: number, offerSyncId: string | null, purchasePrice: number, mrpPriceAmount: number, currency: string, priceRange: Array<{ minQuantity: number, maxQuantity: number | null, price: number }> }>, itemSellingUnits: Array<{ id: number, name: string, multiplier: number, isBaseUnit: boolean, skuId: number }> } }> } | null }> } | null };
 
 export type OrderPageQueryVariables = Exact<{
   input?: OrderListInput | null | undefined;
@@ -194,6 +218,107 @@ export const FullOrderFragmentDoc = new TypedDocumentString(`
   updatedAt
 }
     `, {"fragmentName":"FullOrder"}) as unknown as TypedDocumentString<FullOrderFragment, unknown>;
+export const EventPageDocument = new TypedDocumentString(`
+    query EventPage($input: EventListInput) {
+  events(input: $input) {
+    pageInfo {
+      hasNext
+      endCursor
+      limit
+    }
+    nodes {
+      id
+      type
+      sequence
+      timestamp
+      previousStatus
+      reason
+      order {
+        ...FullOrder
+      }
+    }
+  }
+}
+    fragment FullOrder on Order {
+  orderId
+  orderNumber
+  serviceOrderNumber
+  orderStatus
+  deliveryType
+  paymentMode
+  companyId
+  storeId
+  retailerName
+  retailer {
+    id
+    name
+    firstName
+    lastName
+    phone
+    whatsapp
+    syncId
+  }
+  isActionable
+  currencyCode
+  orderTotal
+  orderTotalFinal
+  orderTaxAmount
+  orderCessAmount
+  appliedPoints
+  totalExtraCharges
+  roundOff
+  totalItemsInOrder
+  isDeleted
+  shop {
+    id
+    syncId
+    retailerSyncId
+    shopName
+  }
+  orderItems {
+    id
+    skuId
+    quantity
+    offer {
+      id
+      offerSyncId
+      finalPriceWithTax
+    }
+    item {
+      id
+      itemName
+      itemSyncId
+    }
+    sku {
+      itemId
+      skuNickName
+      images
+      tags
+      offers {
+        id
+        skuId
+        offerSyncId
+        purchasePrice
+        mrpPriceAmount
+        currency
+        priceRange {
+          minQuantity
+          maxQuantity
+          price
+        }
+      }
+      itemSellingUnits {
+        id
+        name
+        multiplier
+        isBaseUnit
+        skuId
+      }
+    }
+  }
+  createdAt
+  updatedAt
+}`) as unknown as TypedDocumentString<EventPageQuery, EventPageQueryVariables>;
 export const OrderPageDocument = new TypedDocumentString(`
     query OrderPage($input: OrderListInput) {
   orders(input: $input) {

@@ -1,0 +1,223 @@
+import { performance } from 'node:perf_hooks'
+import { print } from 'graphql'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { issueCredential, type Caller } from '../../src/credentials/service.js'
+import type { EventLogging } from '../../src/events/record-events.js'
+import { EventsDocument, OrdersDocument } from '../../src/graphql/generated/operations.js'
+import { placeOrders } from '../../src/platform/place-orders.js'
+import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
+import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
+import { benchDatabase, machineLine } from '../lib/database.js'
+
+/*
+ * npm run bench:events — issue 24: what the event log costs the writes it records, and how fast the feed
+ * reads, each as a ratio measured in one run, in one process, on one database:
+ *
+ *   1. placements: batches of BENCH_PLACE_BATCH (1,000) new orders of 1–4 lines for seller 1, through the
+ *      platform's own service (placeOrders, what POST /v2/platform/orders calls), with the event log and
+ *      without it (the same code with the log's statement left out: events/record-events.ts EventLogging,
+ *      which only this bench sets), alternating, BENCH_RUNS (6) batches each: orders per second;
+ *   2. status updates: batches of BENCH_STATUS_BATCH (600) orders, a third each accepted, rejected and
+ *      completed (as bench:status), through updateOrderStatuses (what the route calls), with and without
+ *      the log, alternating, BENCH_RUNS each: orders per second;
+ *   3. reads: a page of 100 events with their full orders (the contract's full selection, the client's
+ *      document) against a page of 100 orders with the same selection, both through app.inject (no HTTP:
+ *      the service's own work) from BENCH_CONCURRENCY (4) loops for BENCH_DURATION (5) s, BENCH_ROUNDS (3)
+ *      rounds alternating, at random cursors and pages: requests per second, medians.
+ *
+ * On a database seeded with BENCH_ORDERS (40,000) demo orders, VACUUM ANALYZE. BENCH_DATABASE_URL picks the
+ * server (else an embedded PostgreSQL). Quick run:
+ *   BENCH_ORDERS=20000 BENCH_RUNS=3 BENCH_DURATION=3 BENCH_ROUNDS=2 npm run bench:events
+ */
+
+const ORDERS = Number(process.env.BENCH_ORDERS ?? 40_000)
+const RUNS = Number(process.env.BENCH_RUNS ?? 6)
+const PLACE_BATCH = Number(process.env.BENCH_PLACE_BATCH ?? 1000)
+const STATUS_BATCH = Number(process.env.BENCH_STATUS_BATCH ?? 600)
+const DURATION = Number(process.env.BENCH_DURATION ?? 5)
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const SELLER = 1
+const MODES: EventLogging[] = ['record', 'drop-for-bench']
+
+const log = (line: string): void => { process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`) }
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+const label = (mode: EventLogging): string => mode === 'record' ? 'with events' : 'without events'
+
+interface WriteResult { what: string, mode: EventLogging, batch: number, medianMs: number, ordersPerSecond: number }
+
+/** `RUNS` batches per mode, the modes alternating (so a drift of the shared machine hits both alike). */
+async function alternate (
+  what: string, batch: number, run: (mode: EventLogging, n: number) => Promise<void>
+): Promise<WriteResult[]> {
+  for (const mode of MODES) await run(mode, -1) // warm-up: JIT, prepared statements, caches
+  const times = new Map<EventLogging, number[]>(MODES.map((m) => [m, []]))
+  for (let n = 0; n < RUNS; n++) {
+    for (const mode of n % 2 === 0 ? MODES : [...MODES].reverse()) {
+      const t0 = performance.now()
+      await run(mode, n)
+      times.get(mode)!.push(performance.now() - t0)
+    }
+  }
+  return MODES.map((mode) => {
+    const medianMs = median(times.get(mode)!)
+    const result = { what, mode, batch, medianMs, ordersPerSecond: batch / (medianMs / 1000) }
+    log(`  ${what}, ${label(mode)}: ${medianMs.toFixed(0)} ms a batch of ${batch}, ${result.ordersPerSecond.toFixed(0)} orders/s`)
+    return result
+  })
+}
+
+interface ReadResult { target: string, rps: number[], p50: number, bytes: number }
+
+async function measureReads (app: FastifyInstance, token: string, target: string, query: string,
+  input: () => Record<string, unknown>, result: ReadResult): Promise<void> {
+  const send = async () => {
+    const res = await app.inject({ method: 'POST', url: '/v2/graphql', headers: { authorization: `Bearer ${token}` }, payload: { query, variables: { input: input() } } })
+    if (res.statusCode !== 200 || res.body.includes('"errors"')) throw new Error(`${target}: ${res.statusCode} ${res.body.slice(0, 300)}`)
+    return res.body.length
+  }
+  result.bytes = await send()
+  for (let i = 0; i < 10; i++) await send()
+  const times: number[] = []
+  const end = Date.now() + DURATION * 1000
+  const started = Date.now()
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (Date.now() < end) {
+      const t0 = performance.now()
+      await send()
+      times.push(performance.now() - t0)
+    }
+  }))
+  const rps = times.length / ((Date.now() - started) / 1000)
+  result.rps.push(rps)
+  result.p50 = median(times)
+  log(`  ${target}: ${rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(0)} ms, ${result.bytes.toLocaleString('en')} B`)
+}
+
+async function main (): Promise<void> {
+  log(`machine: ${machineLine()}`)
+  const bench = await benchDatabase('events')
+  try {
+    const { database } = bench
+    const sql = database.sql
+    const t0 = performance.now()
+    await seed(database, { orders: ORDERS, seed: 1, anchor: DEFAULT_ANCHOR })
+    await sql`vacuum analyze`
+    await sql`checkpoint`
+    log(`seeded ${ORDERS.toLocaleString('en')} orders in ${((performance.now() - t0) / 1000).toFixed(0)} s`)
+
+    // 1. Placements: rows of the platform's order for seller 1, from its own stores, linked retailers and
+    // their shops, and offers.
+    const stores = (await sql`select id from stores where seller_id = ${SELLER} order by id`).map((r) => r.id as number)
+    const buyers = await sql`select r.retailer_id, min(s.id) as shop_id from seller_retailers r join shops s on s.retailer_id = r.retailer_id
+      where r.seller_id = ${SELLER} group by r.retailer_id order by r.retailer_id limit 200`
+    const offers = (await sql`select id from offers where seller_id = ${SELLER} order by id limit 50`).map((r) => r.id as number)
+    let nextId = 90_000_000
+    const placement = (n: number) => Array.from({ length: n }, () => {
+      const id = nextId++
+      const buyer = buyers[id % buyers.length]!
+      return {
+        orderId: String(id),
+        orderNumber: `BENCH-${id}`,
+        serviceOrderNumber: `SB${id}`,
+        companyId: SELLER,
+        storeId: stores[id % stores.length],
+        retailerId: buyer.retailer_id,
+        shopId: buyer.shop_id,
+        deliveryType: 'REGULAR',
+        currencyCode: 'INR',
+        paymentMode: ['ONLINE_PAID', 'PREPAID', 'CASH_ON_DELIVERY'][id % 3],
+        orderTotal: '1180.00',
+        orderTotalFinal: '1180.00',
+        orderTaxAmount: '180.00',
+        orderCessAmount: 0,
+        appliedPoints: 0,
+        totalExtraCharges: 0,
+        roundOff: 0,
+        placedAt: '2026-11-25T09:30:00+05:30',
+        orderItems: Array.from({ length: 1 + (id % 4) }, (_, i) =>
+          ({ id: String(id * 10 + i), offerId: offers[(id + i) % offers.length], quantity: 1 + i }))
+      }
+    })
+    log(`placements: batches of ${PLACE_BATCH}, ${RUNS} each way`)
+    const results: WriteResult[] = await alternate('placements', PLACE_BATCH, async (mode, n) => {
+      const size = n < 0 ? 100 : PLACE_BATCH
+      const outcome = await placeOrders(database.db, placement(size),
+        { credentialId: null, autoRejectAfterMs: 24 * 3600 * 1000, eventLogging: mode })
+      if (outcome.inserted !== size) throw new Error(`placement: ${JSON.stringify(outcome).slice(0, 300)}`)
+    })
+
+    // 2. Status updates: the seller's placed orders (the seed's and the ones just placed), each used once.
+    const { id: credentialId } = await issueCredential(database.db, { sellerId: SELLER, kind: 'api-key', environment: 'testing' })
+    const caller: Caller = { credentialId, sellerId: SELLER, kind: 'api-key', environment: 'testing', storeIds: null }
+    const pool = async (status: string): Promise<number[]> =>
+      (await sql`select id from orders where seller_id = ${SELLER} and status = ${status} and not is_deleted order by id`).map((r) => Number(r.id))
+    const placed = await pool('ORDER_PLACED')
+    const accepted = await pool('ORDER_ACCEPTED')
+    const take = (from: number[], n: number): number[] => {
+      if (from.length < n) throw new Error('not enough orders left: raise BENCH_ORDERS or lower BENCH_STATUS_BATCH')
+      return from.splice(0, n)
+    }
+    const batch = (size: number): unknown[] => {
+      const third = Math.floor(size / 3)
+      return [
+        ...take(placed, size - 2 * third).map((id) => ({ Order_id: id, Order_Status: 'ORDER_ACCEPTED' })),
+        ...take(placed, third).map((id) => ({ Order_id: id, Order_Status: 'ORDER_REJECTED_BY_SELLER', reason: 'Out of stock' })),
+        ...take(accepted, third).map((id) => ({ Order_id: id, Order_Status: 'ORDER_COMPLETED_BY_SELLER' }))
+      ]
+    }
+    log(`status updates: batches of ${STATUS_BATCH}, ${RUNS} each way`)
+    results.push(...await alternate('status updates', STATUS_BATCH, async (mode, n) => {
+      const size = n < 0 ? 30 : STATUS_BATCH
+      const outcome = await updateOrderStatuses(database.db, { seller: caller }, batch(size), { eventLogging: mode })
+      if (outcome.failed !== 0) throw new Error(`status update: ${JSON.stringify(outcome.errors.slice(0, 3))}`)
+    }))
+
+    // 3. Reads: the feed's page of 100 events with full orders against the orders page of 100.
+    const [{ events, last }] = await sql`select count(*)::int as events, max(sequence)::int as last from seller_events where seller_id = ${SELLER}`
+    log(`reads: seller ${SELLER}'s log holds ${events} events; ${ROUNDS} rounds of ${DURATION} s, ${CONCURRENCY} loops`)
+    const { secret: token } = await issueCredential(database.db, { sellerId: SELLER, kind: 'access-token', environment: 'testing' })
+    const app = await buildApp({
+      config: loadConfig({ DATABASE_URL: bench.url, LOG_LEVEL: 'silent', WORKER_ENABLED: 'false', RATE_LIMIT_ENABLED: 'false', SHED_EVENT_LOOP_DELAY_MS: '0', SHED_HEAP_USED_BYTES: '0' }),
+      database
+    })
+    await app.ready()
+    const [{ n: sellerOrders }] = await sql`select count(*)::int as n from orders where seller_id = ${SELLER} and not is_deleted`
+    const pages = Math.max(1, Math.floor(sellerOrders / 100) - 1)
+    const ordersRead: ReadResult = { target: 'orders, page of 100 (full selection)', rps: [], p50: 0, bytes: 0 }
+    const eventsRead: ReadResult = { target: 'events, page of 100 with full orders', rps: [], p50: 0, bytes: 0 }
+    const random = (n: number) => Math.floor(Math.random() * n)
+    for (let round = 0; round < ROUNDS; round++) {
+      await measureReads(app, token, ordersRead.target, print(OrdersDocument),
+        () => ({ limit: 100, page: 1 + random(pages) }), ordersRead)
+      await measureReads(app, token, eventsRead.target, print(EventsDocument),
+        () => ({ limit: 100, after: String(random(Math.max(1, last - 100))) }), eventsRead)
+    }
+    const passed = (await app.metrics.graphqlPassThrough.get()).values.find((v) => v.labels.outcome === 'answered')?.value ?? 0
+    await app.close()
+
+    const ratios = Array.from({ length: ROUNDS }, (_, i) => eventsRead.rps[i]! / ordersRead.rps[i]!)
+    process.stdout.write(`\n${machineLine()}; PostgreSQL ${process.env.BENCH_DATABASE_URL ? 'at BENCH_DATABASE_URL' : 'embedded'}; ` +
+      `${ORDERS.toLocaleString('en')} seeded orders; ${passed} reads answered by the pass-through\n\n`)
+    process.stdout.write('| write | batch | with events: orders/s | without events: orders/s | with / without | goal |\n|---|---:|---:|---:|---:|---|\n')
+    for (const what of ['placements', 'status updates']) {
+      const [withLog, without] = MODES.map((mode) => results.find((r) => r.what === what && r.mode === mode)!)
+      const ratio = withLog!.ordersPerSecond / without!.ordersPerSecond
+      process.stdout.write(`| ${what} | ${withLog!.batch} | ${withLog!.ordersPerSecond.toFixed(0)} | ${without!.ordersPerSecond.toFixed(0)} | ` +
+        `${(100 * ratio).toFixed(0)} % | ≥ 90 %: ${ratio >= 0.9 ? 'met' : 'missed'} |\n`)
+    }
+    const ratio = median(ratios)
+    process.stdout.write(`\n| read | req/s (median of ${ROUNDS}) | p50 ms | answer bytes |\n|---|---:|---:|---:|\n`)
+    for (const r of [ordersRead, eventsRead]) {
+      process.stdout.write(`| ${r.target} | ${median(r.rps).toFixed(0)} | ${r.p50.toFixed(0)} | ${r.bytes.toLocaleString('en')} |\n`)
+    }
+    process.stdout.write(`\nevents / orders: ${(100 * ratio).toFixed(0)} % (rounds: ${ratios.map((x) => `${(100 * x).toFixed(0)} %`).join(', ')}); ` +
+      `goal ≥ 80 %: ${ratio >= 0.8 ? 'met' : 'missed'}\n`)
+  } finally {
+    await bench.dispose()
+  }
+}
+
+main().catch((err) => { console.error(err); process.exit(1) })

@@ -1,0 +1,144 @@
+import { sql, type SQL } from 'drizzle-orm'
+import type { Tx } from '../db/client.js'
+import type { OrderStatus } from '../db/schema.js'
+import { scalarTexts } from '../db/read-model.js'
+import { ORDER } from '../orders/order-model.js'
+import { fullOrderParts } from '../orders/order-json.js'
+import type { OrderEventType } from './event-types.js'
+
+/*
+ * The seller's event log is written here: one event per change of an order, in the change's own
+ * transaction, numbered per seller 1, 2, 3 … with no gap, in the order the transactions commit.
+ *
+ * Why a counter row and not a sequence (bigserial): a sequence hands out numbers when a row is written,
+ * and transactions commit in another order than they drew them. A reader that has seen 11 and 12 cannot
+ * know that 10 is still to commit; it moves its cursor past 10 and never sees it. Numbers that only ever
+ * become visible in order need the writers of one seller to take turns between drawing a number and
+ * committing, and a rolled-back transaction must give its numbers back: a row per seller
+ * (seller_event_counters) incremented in the writer's transaction does both. Its row lock serialises the
+ * seller's writers from the increment to their commit (the next writer reads the committed value), and a
+ * rollback undoes the increment with everything else.
+ *
+ * The price is that a seller's writers wait on each other from that point, so it is the last statement of
+ * every transaction that records events (`recordingEvents` runs the work first): the lock is then held for
+ * the commit alone, and a transaction holding it waits for no other lock, so it can never be part of a
+ * deadlock with the order, seller and deal locks the changes take (always before). A transaction that
+ * records events of several sellers (a platform batch) increments their counters in seller id order, in
+ * one statement, so two such transactions queue rather than deadlock.
+ *
+ * Everything is one statement per transaction, whatever the number of events: the counters, and the
+ * events with their orders' JSON, written by PostgreSQL from the same read model the orders query uses
+ * (orders/order-json.ts, every field of every object), as the transaction sees the order at that point.
+ */
+
+/** A change of an order to record (the order's row is locked by the change's transaction). */
+export interface OrderEvent {
+  sellerId: number
+  storeId: number
+  orderId: number
+  type: OrderEventType
+  /** The order's status right after this event: its JSON shows it (an order may move twice in one batch). */
+  status: OrderStatus
+  /** Whether the order is actionable in that status (orders.is_actionable). */
+  actionable: boolean
+  previousStatus: OrderStatus | null
+  /** The reason given with the change (always for a rejection), else null. */
+  reason: string | null
+}
+
+/** The events of one transaction, in the order they happened, recorded together at its end. */
+export class PendingEvents {
+  private readonly events: OrderEvent[] = []
+
+  add (...events: OrderEvent[]): void {
+    this.events.push(...events)
+  }
+
+  get size (): number {
+    return this.events.length
+  }
+
+  /** Writes the events (nothing for none): the transaction's last statement, see above. */
+  async record (tx: Tx): Promise<void> {
+    await recordEvents(tx, this.events.splice(0))
+  }
+}
+
+/**
+ * Where the events of a transaction go: recorded (always, in the service), or dropped — only bench/events
+ * passes that, to measure what the log costs a status batch or a placement against the very same code
+ * without it. No route, job or CLI command can ask for it.
+ */
+export type EventLogging = 'record' | 'drop-for-bench'
+
+/**
+ * Runs `work` on the transaction and then records the events it added, as the transaction's last
+ * statement: the one way a transaction that changes orders ends (status batches, placements,
+ * auto-rejections).
+ */
+export async function recordingEvents<T> (
+  tx: Tx, work: (events: PendingEvents) => Promise<T>, logging: EventLogging = 'record'
+): Promise<T> {
+  const events = new PendingEvents()
+  const value = await work(events)
+  if (logging === 'record') await events.record(tx)
+  return value
+}
+
+/**
+ * An order's own fields in an event: as the read model writes them from the order's row `o`, except its
+ * status and isActionable, which are the event's (`e`, whose columns are named as the order's).
+ */
+const EVENT_ORDER_SCALARS = {
+  ...scalarTexts(ORDER, 'o'),
+  orderStatus: ORDER.orderStatus.text('e'),
+  isActionable: ORDER.isActionable.text('e')
+}
+
+export async function recordEvents (tx: Tx, events: readonly OrderEvent[]): Promise<void> {
+  if (events.length === 0) return
+  await tx.execute(recordEventsStatement(events))
+}
+
+/** The one statement that records `events` (at least one). */
+export function recordEventsStatement (events: readonly OrderEvent[]): SQL {
+  const rows = events.map((e, n) => ({
+    n,
+    seller_id: e.sellerId,
+    store_id: e.storeId,
+    order_id: e.orderId,
+    type: e.type,
+    status: e.status,
+    is_actionable: e.actionable,
+    previous_status: e.previousStatus,
+    reason: e.reason
+  }))
+  const order = fullOrderParts(EVENT_ORDER_SCALARS)
+  // The counters are taken in seller id order (the upsert writes its rows in the order it reads them);
+  // each event's number is its seller's previous last + its place among that seller's events here (ranked
+  // on the small input rows: a window over the written rows would sort their JSON). The event's time is
+  // read after the counter's lock was granted (the rows join the upsert's), so times never go back along a
+  // sequence.
+  return sql`
+    with e as materialized (
+      select e.*, row_number() over (partition by e.seller_id order by e.n) as rank
+      from json_to_recordset(${JSON.stringify(rows)}::json) as e(n int, seller_id int, store_id int,
+        order_id bigint, type text, status text, is_actionable boolean, previous_status text, reason text)
+    ), counted as (
+      select seller_id, count(*) as n from e group by seller_id
+    ), bumped as (
+      insert into seller_event_counters as c (seller_id, last_sequence)
+      select seller_id, n from counted order by seller_id
+      on conflict (seller_id) do update set last_sequence = c.last_sequence + excluded.last_sequence
+      returning seller_id, last_sequence
+    ), picked as materialized (
+      select distinct order_id as id from e
+    ) ${order.ctes}
+    insert into seller_events (seller_id, sequence, type, order_id, store_id, previous_status, reason, order_json,
+      order_list_lengths, occurred_at)
+    select e.seller_id, b.last_sequence - c.n + e.rank,
+      e.type::event_type, e.order_id, e.store_id, e.previous_status::order_status, e.reason, ${order.text},
+      ${order.lengths}, clock_timestamp()
+    from e join counted c on c.seller_id = e.seller_id join bumped b on b.seller_id = e.seller_id
+      join orders o on o.id = e.order_id ${order.joins}`
+}
