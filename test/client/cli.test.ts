@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { createClient } from '@order-exchange/client'
 import { serve } from './helpers.js'
 
 /* The client's CLI (order-exchange-client), run as a program against the real service. */
@@ -79,4 +80,62 @@ t.test('usage and failures: exit 2 for bad usage, 1 for a failed call, each with
   const served = await serve(t, { orders: 0 })
   const denied = await cli(['orders', 'export', '--from', '2026-11-01', '--to', '2026-11-02', '--base-url', served.baseUrl, '--token', 'oxs_test_at_nope'])
   t.match(denied, { code: 1, stderr: /order-exchange-client: Unauthorized/ })
+})
+
+t.test('events follow: each event after the file checkpoint once, one per line; types; following on until SIGTERM', async (t) => {
+  const served = await serve(t, { orders: 300 })
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'oxs-cli-events-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const checkpoint = path.join(dir, 'events.json')
+  const env = { ORDER_EXCHANGE_BASE_URL: served.baseUrl, ORDER_EXCHANGE_ACCESS_TOKEN: served.accessToken }
+  const change = async (count: number, status: string) => {
+    const rows = await served.database.sql`select id::text from orders where seller_id = 1 and status = 'ORDER_PLACED'
+      and not is_deleted order by id limit ${count}`
+    const client = createClient({ baseUrl: served.baseUrl, apiKey: served.apiKey })
+    const results = await client.orders.updateStatuses(rows.map((r) => ({
+      orderId: r.id as string, status: status as 'ORDER_ACCEPTED', reason: status === 'ORDER_ACCEPTED' ? undefined : 'No stock'
+    })))
+    t.ok(results.length === count && results.every((r) => r.outcome === 'changed'), `${count} changed to ${status}`)
+  }
+  const logged = async (types?: string[]) => (await served.database.sql`select 'evt_1_' || sequence as id from seller_events
+    where seller_id = 1 and (${types ?? null}::text[] is null or type::text = any(${types ?? null}::text[])) order by sequence`)
+    .map((r) => r.id as string)
+  const ids = (stdout: string) => stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id)
+
+  await change(6, 'ORDER_ACCEPTED')
+  const first = await cli(['events', 'follow', '--checkpoint', checkpoint, '--limit', '4'], env)
+  t.equal(first.code, 0, first.stderr)
+  t.same(ids(first.stdout), await logged(), 'every event of the log, in order, over two pages')
+  t.match(first.stderr, /6 events; the checkpoint is after 6/)
+  const lines = first.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string, order: { orderId: string } })
+  t.ok(lines.every((e) => e.type === 'order.accepted' && typeof e.order.orderId === 'string'),
+    'whole events with their orders')
+
+  await change(3, 'ORDER_REJECTED_BY_SELLER')
+  const again = await cli(['events', 'follow', '--checkpoint', checkpoint], env)
+  t.same(ids(again.stdout), (await logged()).slice(6), 'the next run: only what came after the checkpoint')
+  const typed = await cli(['events', 'follow', '--checkpoint', path.join(dir, 'rejections.json'), '--types', 'order.rejected'], env)
+  t.same(ids(typed.stdout), await logged(['order.rejected']), '--types')
+
+  // Following on: a change made while it waits comes out; SIGTERM stops it cleanly, the checkpoint on the last line.
+  const child = execFile(process.execPath, [CLI, 'events', 'follow', '--checkpoint', checkpoint, '--interval-ms', '100'],
+    { env: { PATH: process.env.PATH ?? '', ...env } })
+  let out = ''
+  child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  let errText = ''
+  child.stderr!.on('data', (chunk: Buffer) => { errText += chunk.toString() })
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  await change(2, 'ORDER_ACCEPTED')
+  const deadline = Date.now() + 10_000
+  while (ids(out).length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  child.kill('SIGTERM')
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  t.equal(code, 0, errText)
+  t.match(errText, /stopped/)
+  t.same(ids(out), (await logged()).slice(9), 'the two changes made while it followed on')
+  t.equal(ids(out).length, 2)
+  t.same(JSON.parse(readFileSync(checkpoint, 'utf8')), { after: '11' }, 'the checkpoint names the last line written')
+
+  t.match(await cli(['events', 'follow'], env), { code: 2, stderr: /needs --checkpoint/ })
+  t.match(await cli(['events', 'follow', '--checkpoint', checkpoint, '--interval-ms', '0'], env), { code: 2, stderr: /--interval-ms/ })
 })

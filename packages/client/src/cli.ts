@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { createClient, createPlatformClient, OrderExchangeError, unmappedRows, type ReferenceRow, type SyncRow } from './index.js'
+import {
+  createClient, createPlatformClient, OrderExchangeError, unmappedRows,
+  type EventCheckpoint, type ReferenceRow, type SyncRow
+} from './index.js'
+import { FileCheckpointStore } from './node.js'
 import { importFile } from './platform-import.js'
 
 /*
@@ -12,6 +16,7 @@ import { importFile } from './platform-import.js'
  *   order-exchange-client platform import records.ndjson   (the marketplace: a mixed file, platform key)
  *   order-exchange-client references unmapped > mapping.csv  (fill in the syncId column, then:)
  *   order-exchange-client references sync mapping.csv     (or .json, or - for JSON on stdin)
+ *   order-exchange-client events follow --checkpoint events.json [--types order.placed,…] [--interval-ms 5000]
  *
  * The base address and credentials come from --base-url/--token/--api-key or ORDER_EXCHANGE_BASE_URL,
  * ORDER_EXCHANGE_ACCESS_TOKEN, ORDER_EXCHANGE_API_KEY. Exit codes: 0 done, 1 failed, 2 bad usage.
@@ -24,6 +29,10 @@ const USAGE = `usage:
                                                                                       on stdout, to fill in and send back with references sync
   order-exchange-client references sync FILE.csv|FILE.json|-                          your sync IDs (CSV header type,id,syncId: an empty syncId
                                                                                       clears the mapping); the merged result (JSON) on stdout
+  order-exchange-client events follow --checkpoint FILE [--types T,T] [--interval-ms N]
+                                                                                      each event after the checkpoint once, one per line (NDJSON) on
+                                                                                      stdout, the checkpoint moved past each line written; returns when
+                                                                                      caught up, or with --interval-ms follows on until SIGINT/SIGTERM
   order-exchange-client platform import FILE.ndjson                                   one record a line with a "type" (seller, retailer,
                                                                                       catalogue, deal, points, order, order-status), sent in that order;
                                                                                       progress on stderr, the summary (JSON) on stdout
@@ -146,6 +155,9 @@ export async function main (
         from: { type: 'string' },
         to: { type: 'string' },
         limit: { type: 'string' },
+        checkpoint: { type: 'string' },
+        types: { type: 'string' },
+        'interval-ms': { type: 'string' },
         help: { type: 'boolean' }
       }
     })
@@ -165,6 +177,39 @@ export async function main (
         err.write(`\rpage ${page.pageInfo.page}: ${written} of ${page.pageInfo.total ?? '?'} orders`)
       }
       err.write('\n')
+      return 0
+    }
+    if (group === 'events' && command === 'follow') {
+      if (!values.checkpoint) throw new UsageError('events follow needs --checkpoint FILE (where the last sequence written is kept)')
+      const intervalMs = values['interval-ms'] === undefined ? undefined : Number(values['interval-ms'])
+      if (intervalMs !== undefined && !(Number.isInteger(intervalMs) && intervalMs > 0)) {
+        throw new UsageError('--interval-ms must be a whole number of milliseconds above 0')
+      }
+      // Following on stops at SIGINT/SIGTERM between events: the checkpoint then names the last line written.
+      const stop = new AbortController()
+      const onSignal = () => stop.abort()
+      process.once('SIGINT', onSignal).once('SIGTERM', onSignal)
+      try {
+        const result = await client.events.follow({
+          checkpoint: new FileCheckpointStore<EventCheckpoint>(values.checkpoint),
+          types: values.types?.split(',').map((type) => type.trim()),
+          limit: values.limit === undefined ? undefined : Number(values.limit),
+          intervalMs,
+          signal: stop.signal,
+          // The checkpoint moves past an event once its line is handed to stdout, so a crash in between
+          // writes that one line again on the next run (de-duplicate on its id if that matters).
+          handle: (event) => new Promise<void>((resolve, reject) => {
+            out.write(`${JSON.stringify(event)}\n`, (error) => error ? reject(error) : resolve())
+          })
+        })
+        err.write(`${result.handled} events; the checkpoint is after ${result.after}\n`)
+      } catch (e) {
+        // Stopped by a signal (whichever way the abort surfaced: between events, in a read, in the pause).
+        if (!stop.signal.aborted) throw e
+        err.write('stopped\n')
+      } finally {
+        process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
+      }
       return 0
     }
     if (group === 'platform' && command === 'import') {
