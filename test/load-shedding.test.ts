@@ -39,7 +39,13 @@ t.test('an event loop held up sheds load, then recovers without a restart', asyn
   t.equal((await sync()).statusCode, 200, 'fine at first')
   const until = Date.now() + 2000
   while (Date.now() < until) { /* a synchronous stretch, as a runaway computation would hold the loop */ }
-  await pause(5)
+  // under-pressure samples the loop's delay every 100 ms from a timer, and a sample holds for the next
+  // 100 ms only. Right after the stretch that timer may run before the delay histogram has recorded it (the
+  // next sample sees it), and on a loaded machine one request can take longer than a sample lasts: so wait
+  // for the sample that saw the stretch (at most a few), then send the request at once.
+  const delay = () => (app as unknown as { memoryUsage: () => { eventLoopDelay: number } }).memoryUsage().eventLoopDelay
+  for (let tries = 0; tries < 100 && delay() <= 100; tries++) await pause(2)
+  t.ok(delay() > 100, `the sampler saw the stretch (${delay().toFixed(0)} ms)`)
   const shed = await sync()
   t.equal(shed.statusCode, 503, 'shed right after')
   t.equal(shed.json().code, 'OVERLOADED')
