@@ -1,12 +1,11 @@
 import t from 'tap'
-import { openClient, openDatabase } from '../src/db/client.js'
+import { openClient } from '../src/db/client.js'
 import { PLATFORM_ORDERS_PATH, STATUS_UPDATE_PATH } from '../src/routes/rest-contract.js'
-import { rawClient, type TestDatabase as Database } from './helpers/build.js'
 import { eventLogProblems, orderRow } from './helpers/events.js'
 import { credential, platformKey } from './helpers/fixtures.js'
 import { setupMarket, type Caller } from './helpers/platform-market.js'
-import { freePort, ready, startServer, waitFor } from './helpers/server-process.js'
-import { createTestDatabaseUrl } from './helpers/test-server.js'
+import { serverDatabase, waitingBackend } from './helpers/server-database.js'
+import { waitFor } from './helpers/server-process.js'
 
 /*
  * The server process SIGKILLed in the middle of a batch, at the two moments that matter to the event log,
@@ -21,28 +20,12 @@ const HOLD = 7_700_024
 const N = 400
 
 t.test('SIGKILL mid-batch: no change without its event, no event without its change, no hole after a restart', async (t) => {
-  const made = await createTestDatabaseUrl()
-  const database: Database = { ...openDatabase(made.url, { max: 2, application: 'oxs-test' }), sql: rawClient(made.url) }
+  const { url, database, start: startServer } = await serverDatabase(t)
   const { sql } = database
-  const servers: Array<ReturnType<typeof startServer>> = []
-  t.teardown(async () => {
-    for (const server of servers) {
-      if (server.child.exitCode === null && server.child.signalCode === null) {
-        server.child.kill('SIGKILL')
-        await server.exited
-      }
-    }
-    await database.close()
-    await sql.end({ timeout: 5 })
-    await made.drop()
-  })
   const platform = await platformKey(database)
 
   const start = async () => {
-    const port = await freePort()
-    const server = startServer({ DATABASE_URL: made.url, PORT: String(port), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' })
-    servers.push(server)
-    await waitFor('readiness', () => ready(port))
+    const { server, port } = await startServer()
     const send = async (path: string, key: string, body: unknown, method: 'POST' | 'PUT' = 'POST') => {
       const res = await fetch(`http://127.0.0.1:${port}${path}`, {
         method,
@@ -75,7 +58,7 @@ t.test('SIGKILL mid-batch: no change without its event, no event without its cha
     (select last_sequence::int from seller_event_counters where seller_id = 1) as counter`)[0]
   t.same(await state(), { accepted: 50, orders: N, events: N + 50, last: N + 50, counter: N + 50 })
 
-  const holder = openClient(made.url, { max: 1, application: 'oxs-test-holder' })
+  const holder = openClient(url, { max: 1, application: 'oxs-test-holder' })
   t.teardown(() => holder.end({ timeout: 5 }))
   await sql.unsafe(`create function oxs_test_hold() returns trigger language plpgsql as $$
     begin perform pg_advisory_xact_lock(${HOLD}); return null; end $$`)
@@ -85,15 +68,7 @@ t.test('SIGKILL mid-batch: no change without its event, no event without its cha
     await sql.unsafe(`create trigger oxs_test_hold after insert on ${on} for each statement execute function oxs_test_hold()`)
     await holder`select pg_advisory_lock(${HOLD})`
     const answer = live.send(path, key, body).then(() => 'answered', (err: Error) => err.message)
-    let pid = 0
-    await waitFor(`${what}: the batch waiting inside its transaction`, async () => {
-      const waiting = await sql`select pid from pg_stat_activity where datname = current_database()
-        and application_name like 'order-exchange%' and wait_event_type = 'Lock' and wait_event = 'advisory'`
-      pid = waiting[0]?.pid ?? 0
-      return waiting.length === 1
-    }, 60_000)
-    const written = (await sql`select distinct c.relname from pg_locks l join pg_class c on c.oid = l.relation
-      where l.pid = ${pid} and l.mode = 'RowExclusiveLock'`).map((r) => r.relname as string)
+    const { pid, written } = await waitingBackend(sql, `${what}: the batch`, 60_000)
     live.server.child.kill('SIGKILL')
     await live.server.exited
     t.equal(await answer, 'fetch failed', `${what}: the client lost its connection`)

@@ -1,14 +1,14 @@
 import t, { type Test } from 'tap'
 import type postgres from 'postgres'
-import { openClient, openDatabase } from '../src/db/client.js'
+import { openClient } from '../src/db/client.js'
 import { PLATFORM_ORDERS_PATH, PLATFORM_ORDER_STATUS_PATH, STATUS_UPDATE_PATH } from '../src/routes/rest-contract.js'
 import { REPLAYED_HEADER } from '../src/rest-envelope.js'
-import { rawClient, build, type TestDatabase as Database } from './helpers/build.js'
+import { build } from './helpers/build.js'
 import { credential, platformKey } from './helpers/fixtures.js'
 import { listen } from './helpers/fuzz.js'
 import { invariantProblems, PLACED_AT, setupMarket, type Caller } from './helpers/platform-market.js'
-import { freePort, ready, startServer, waitFor, type ServerProcess } from './helpers/server-process.js'
-import { createTestDatabaseUrl } from './helpers/test-server.js'
+import { serverDatabase, waitingBackend, type ServerDatabase } from './helpers/server-database.js'
+import { ready, waitFor, type ServerProcess } from './helpers/server-process.js'
 
 /*
  * Faults in the middle of POST /v2/platform/orders and POST /v2/platform/orders/update-status, made
@@ -44,20 +44,6 @@ async function hold (url: string): Promise<{ release: () => Promise<void> }> {
       await holder.end({ timeout: 5 })
     }
   }
-}
-
-/** The service's backend waiting on HOLD, once it waits; and the tables its open transaction has written. */
-async function waitingBackend (sql: postgres.Sql): Promise<{ pid: number, written: string[] }> {
-  let pid = 0
-  await waitFor('the batch waiting inside its transaction', async () => {
-    const rows = await sql`select pid from pg_stat_activity where datname = current_database()
-      and application_name like 'order-exchange%' and wait_event_type = 'Lock' and wait_event = 'advisory'`
-    pid = rows[0]?.pid ?? 0
-    return rows.length === 1
-  }, 30_000)
-  const written = await sql`select distinct c.relname from pg_locks l join pg_class c on c.oid = l.relation
-    where l.pid = ${pid} and l.mode = 'RowExclusiveLock' and c.relkind = 'r' order by 1`
-  return { pid, written: written.map((r) => r.relname) }
 }
 
 export const order = (orderId: number, extra: Record<string, unknown> = {}): Record<string, unknown> => {
@@ -111,24 +97,17 @@ async function footprint (sql: postgres.Sql, ids: number[]) {
   return row
 }
 
-interface Running { server: ServerProcess, port: number, database: Database, url: string, key: string, call: Caller }
+interface Running extends ServerDatabase { server: ServerProcess, port: number, key: string, call: Caller }
 
-async function runServer (t: Test, url?: string): Promise<Running> {
-  const made = url ? { url, drop: async () => {} } : await createTestDatabaseUrl()
-  const database: Database = { ...openDatabase(made.url, { max: 2, application: 'oxs-test' }), sql: rawClient(made.url) }
-  const port = await freePort()
-  const server = startServer({ DATABASE_URL: made.url, PORT: String(port), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' })
-  t.teardown(async () => {
-    if (!t.passing()) t.comment(`server output:\n${server.stdout().slice(-4000)}\n${server.stderr().slice(-3000)}`)
-    if (server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL')
-      await server.exited
-    }
-    await database.close()
-    await database.sql.end({ timeout: 5 })
-    await made.drop()
+async function runServer (t: Test): Promise<Running> {
+  const made = await serverDatabase(t)
+  const { database, servers } = made
+  // A failed test shows what the server said: the one place its faults are visible.
+  t.teardown(() => {
+    const [server] = servers
+    if (!t.passing() && server) t.comment(`server output:\n${server.stdout().slice(-4000)}\n${server.stderr().slice(-3000)}`)
   })
-  await waitFor('readiness', () => ready(port))
+  const { server, port } = await made.start()
   const key = await platformKey(database)
   const call: Caller = async (method, path, body) => {
     const res = await fetch(`http://127.0.0.1:${port}${path}`, {
@@ -136,7 +115,7 @@ async function runServer (t: Test, url?: string): Promise<Running> {
     })
     return { status: res.status, json: await res.json() }
   }
-  return { server, port, database, url: made.url, key, call }
+  return { ...made, server, port, key, call }
 }
 
 t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503, the re-send places each order once',
@@ -257,10 +236,7 @@ t.test('the server SIGKILLed inside a 1,000-order placement: nothing stored; res
       (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, 30_000)
     t.same(await footprint(sql, ids), before, 'all or nothing: the open transaction was rolled back')
 
-    const port = await freePort()
-    const second = startServer({ DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' })
-    t.teardown(async () => { if (second.child.exitCode === null) { second.child.kill('SIGKILL'); await second.exited } })
-    await waitFor('the restarted server', () => ready(port))
+    const { server: second, port } = await first.start()
     const send = async () => {
       const res = await fetch(`http://127.0.0.1:${port}${PLATFORM_ORDERS_PATH}`, {
         method: 'POST', headers: { authorization: `Bearer ${first.key}`, 'content-type': 'application/json' }, body: JSON.stringify(orders)

@@ -1,11 +1,10 @@
 import t from 'tap'
-import { openClient, openDatabase } from '../src/db/client.js'
+import { openClient } from '../src/db/client.js'
 import { REFERENCES_SYNC_PATH } from '../src/routes/rest-contract.js'
-import { rawClient, type TestDatabase as Database } from './helpers/build.js'
 import { createSeller, credential } from './helpers/fixtures.js'
 import { createCatalogue } from './helpers/order-fixtures.js'
-import { freePort, ready, startServer, waitFor } from './helpers/server-process.js'
-import { createTestDatabaseUrl } from './helpers/test-server.js'
+import { serverDatabase, waitingBackend } from './helpers/server-database.js'
+import { waitFor } from './helpers/server-process.js'
 
 /*
  * The server process SIGKILLed in the middle of a large references sync (20,000 items and 20,000 offers),
@@ -18,21 +17,8 @@ const HOLD = 7_700_023
 const N = 20_000
 
 t.test('the server SIGKILLed inside a 40,000-row references sync: nothing stored; restarted, the re-send applies all', async (t) => {
-  const made = await createTestDatabaseUrl()
-  const database: Database = { ...openDatabase(made.url, { max: 2, application: 'oxs-test' }), sql: rawClient(made.url) }
+  const { url, database, start: startServer } = await serverDatabase(t)
   const { sql } = database
-  const servers: Array<ReturnType<typeof startServer>> = []
-  t.teardown(async () => {
-    for (const server of servers) {
-      if (server.child.exitCode === null && server.child.signalCode === null) {
-        server.child.kill('SIGKILL')
-        await server.exited
-      }
-    }
-    await database.close()
-    await sql.end({ timeout: 5 })
-    await made.drop()
-  })
   const seller = await createSeller(database)
   const line = await createCatalogue(database, seller, 'F')
   await sql`insert into items (seller_id, item_name) select ${seller.sellerId}, 'Item ' || g from generate_series(1, ${N}) g`
@@ -53,7 +39,7 @@ t.test('the server SIGKILLed inside a 40,000-row references sync: nothing stored
   await sql.unsafe(`create function oxs_test_hold() returns trigger language plpgsql as $$
     begin perform pg_advisory_xact_lock(${HOLD}); return null; end $$;
     create trigger oxs_test_hold after update on offers for each statement execute function oxs_test_hold()`)
-  const holder = openClient(made.url, { max: 1, application: 'oxs-test-holder' })
+  const holder = openClient(url, { max: 1, application: 'oxs-test-holder' })
   await holder`select pg_advisory_lock(${HOLD})`
   let held = true
   const release = async () => {
@@ -65,10 +51,7 @@ t.test('the server SIGKILLed inside a 40,000-row references sync: nothing stored
   t.teardown(release)
 
   const start = async () => {
-    const port = await freePort()
-    const server = startServer({ DATABASE_URL: made.url, PORT: String(port), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' })
-    servers.push(server)
-    await waitFor('readiness', () => ready(port))
+    const { server, port } = await startServer()
     const send = async () => {
       const res = await fetch(`http://127.0.0.1:${port}${REFERENCES_SYNC_PATH}`, {
         method: 'PUT', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(rows)
@@ -80,15 +63,7 @@ t.test('the server SIGKILLed inside a 40,000-row references sync: nothing stored
 
   const first = await start()
   const answer = first.send().then(() => 'answered', (err: Error) => err.message)
-  let pid = 0
-  await waitFor('the sync waiting inside its transaction', async () => {
-    const waiting = await sql`select pid from pg_stat_activity where datname = current_database()
-      and application_name like 'order-exchange%' and wait_event_type = 'Lock' and wait_event = 'advisory'`
-    pid = waiting[0]?.pid ?? 0
-    return waiting.length === 1
-  }, 60_000)
-  const written = (await sql`select distinct c.relname from pg_locks l join pg_class c on c.oid = l.relation
-    where l.pid = ${pid} and l.mode = 'RowExclusiveLock'`).map((r) => r.relname as string)
+  const { pid, written } = await waitingBackend(sql, 'the sync', 60_000)
   t.ok(written.includes('items') && written.includes('offers'), `caught after its writes: ${written.join(', ')}`)
   first.server.child.kill('SIGKILL')
   await first.server.exited

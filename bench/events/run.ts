@@ -10,6 +10,7 @@ import { placeOrders } from '../../src/platform/place-orders.js'
 import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
 import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
+import { injectLoad } from '../lib/inject-load.js'
 
 /*
  * npm run bench:events — issue 24: what the event log costs the writes it records, and how fast the feed
@@ -73,24 +74,11 @@ interface ReadResult { target: string, rps: number[], p50: number, bytes: number
 
 async function measureReads (app: FastifyInstance, token: string, target: string, query: string,
   input: () => Record<string, unknown>, result: ReadResult): Promise<void> {
-  const send = async () => {
-    const res = await app.inject({ method: 'POST', url: '/v2/graphql', headers: { authorization: `Bearer ${token}` }, payload: { query, variables: { input: input() } } })
-    if (res.statusCode !== 200 || res.body.includes('"errors"')) throw new Error(`${target}: ${res.statusCode} ${res.body.slice(0, 300)}`)
-    return res.body.length
-  }
-  result.bytes = await send()
-  for (let i = 0; i < 10; i++) await send()
-  const times: number[] = []
-  const end = Date.now() + DURATION * 1000
-  const started = Date.now()
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (Date.now() < end) {
-      const t0 = performance.now()
-      await send()
-      times.push(performance.now() - t0)
-    }
-  }))
-  const rps = times.length / ((Date.now() - started) / 1000)
+  const { bytes, times, seconds } = await injectLoad({
+    app, token, target, query, variables: () => ({ input: input() }), concurrency: CONCURRENCY, seconds: DURATION
+  })
+  result.bytes = bytes
+  const rps = times.length / seconds
   result.rps.push(rps)
   result.p50 = median(times)
   log(`  ${target}: ${rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(0)} ms, ${result.bytes.toLocaleString('en')} B`)

@@ -14,6 +14,7 @@ import { retailerConnectionStatement } from '../../src/references/retailer-json.
 import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import { benchDatabase, machineLine } from '../lib/database.js'
+import { injectLoad } from '../lib/inject-load.js'
 
 /*
  * npm run bench:references:lists — issue 23: do `retailers` and `items` need the pass-through? The demo
@@ -86,24 +87,9 @@ interface Result { target: string, rps: number, p50: number, p99: number, bytes:
 async function measure (
   app: FastifyInstance, token: string, target: string, query: string, input: Record<string, unknown>
 ): Promise<Result> {
-  const send = async () => {
-    const res = await app.inject({ method: 'POST', url: '/v2/graphql', headers: { authorization: `Bearer ${token}` }, payload: { query, variables: { input } } })
-    if (res.statusCode !== 200 || res.body.includes('"errors"')) throw new Error(`${target}: ${res.statusCode} ${res.body.slice(0, 300)}`)
-    return res.body.length
-  }
-  const bytes = await send()
-  for (let i = 0; i < 10; i++) await send() // warm-up
-  const times: number[] = []
-  const end = Date.now() + DURATION * 1000
-  const started = Date.now()
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (Date.now() < end) {
-      const t0 = performance.now()
-      await send()
-      times.push(performance.now() - t0)
-    }
-  }))
-  const seconds = (Date.now() - started) / 1000
+  const { bytes, times, seconds } = await injectLoad({
+    app, token, target, query, variables: () => ({ input }), concurrency: CONCURRENCY, seconds: DURATION
+  })
   times.sort((a, b) => a - b)
   const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))]!)
   const result = { target, rps: times.length / seconds, p50: at(0.5), p99: at(0.99), bytes }
