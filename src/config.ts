@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { STANDARD_SECRET_PREFIX, standardSecretKey } from './webhooks/standard-signature.js'
 
 /**
  * The whole environment the service reads, validated once at start. The type comes from the schema,
@@ -119,7 +120,11 @@ export const ConfigSchema = Type.Object({
   NOTIFY_SELLER_TRANSPORT: Type.Union([Type.Literal('log'), Type.Literal('webhook')], { default: 'log' }),
   NOTIFY_CUSTOMER_TRANSPORT: Type.Union([Type.Literal('log'), Type.Literal('webhook'), Type.Literal('whatsapp-cloud')], { default: 'log' }),
   NOTIFY_MESSAGING_TRANSPORT: Type.Union([Type.Literal('log'), Type.Literal('webhook'), Type.Literal('whatsapp-cloud')], { default: 'log' }),
-  /** Where the webhook transport POSTs events, and the secret it signs them with (HMAC-SHA256). */
+  /**
+   * Where the webhook transport POSTs events, and the secret it signs them with (Standard Webhooks, and the
+   * deprecated X-Order-Exchange-Signature): `whsec_` + base64 of at least 16 bytes is a Standard Webhooks
+   * secret; any other text is a key of its own (its UTF-8 bytes).
+   */
   WEBHOOK_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
@@ -207,12 +212,27 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   if (config.DATABASE_POOL_MODE === 'transaction' && !config.DATABASE_URL) {
     throw new ConfigError('Invalid configuration: DATABASE_POOL_MODE=transaction needs DATABASE_URL (the embedded PostgreSQL has no pooler)')
   }
+  if (config.WEBHOOK_SECRET?.startsWith(STANDARD_SECRET_PREFIX)) {
+    const problem = standardSecretProblem(config.WEBHOOK_SECRET)
+    if (problem) throw new ConfigError(`Invalid configuration: WEBHOOK_SECRET: ${problem}`)
+  }
   if (!isTimeZone(config.BUSINESS_TIMEZONE)) {
     throw new ConfigError(
       `Invalid configuration: BUSINESS_TIMEZONE=${JSON.stringify(config.BUSINESS_TIMEZONE)}: not an IANA time zone (e.g. Asia/Kolkata)`
     )
   }
   return config
+}
+
+/** Why a whsec_ WEBHOOK_SECRET cannot be used (null: it can); never quotes the secret. */
+function standardSecretProblem (secret: string): string | null {
+  let key: Uint8Array
+  try {
+    key = standardSecretKey(secret)
+  } catch (err) {
+    return `${(err as Error).message}, e.g. whsec_ and the output of \`openssl rand -base64 32\``
+  }
+  return key.length < 16 ? `a Standard Webhooks secret of ${key.length} bytes: at least 16 are needed` : null
 }
 
 function isTimeZone (tz: string): boolean {

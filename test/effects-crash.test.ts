@@ -11,7 +11,7 @@ import { seedDemo } from './helpers/fixtures.js'
 import { spawnWorker } from './helpers/worker-process.js'
 import { verifySignature } from './helpers/webhook-signature.js'
 
-const SECRET = 'whsec_test_0123456789abcdef'
+const SECRET = 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz'
 
 t.test('the worker SIGKILLed between the status commit and delivery: after a restart every notification is delivered', async (t) => {
   const { app, database } = await build(t)

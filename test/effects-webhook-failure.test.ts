@@ -15,7 +15,7 @@ t.test('a receiver that never succeeds leaves a failed job after the set attempt
   const receiver = await startReceiver(t, (_r, i) => (i === 0 ? 'hang' : 503))
   const { logger, lines } = captureLogger()
   await startTestWorker(t, database, {
-    NOTIFY_CUSTOMER_TRANSPORT: 'webhook', WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: 'whsec_test_0123456789abcdef', WEBHOOK_TIMEOUT_MS: '300'
+    NOTIFY_CUSTOMER_TRANSPORT: 'webhook', WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz', WEBHOOK_TIMEOUT_MS: '300'
   }, logger)
   const [order] = await ordersIn(database, 'ORDER_ACCEPTED', 1)
   const payload = notifyPayload(order, 'customer', 'order.completed')

@@ -5,8 +5,9 @@ import { startReceiver } from './helpers/receiver.js'
 import { captureLogger, deliveryRow, ordersIn, startTestWorker, waitFor, notifyPayload } from './helpers/effects.js'
 import { enqueueNotification } from './helpers/jobs.js'
 import { verifySignature } from './helpers/webhook-signature.js'
+import { Webhook } from 'standardwebhooks'
 
-const SECRET = 'whsec_test_0123456789abcdef'
+const SECRET = 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz'
 
 // graphile-worker 0.17 retries after exp(attempt) seconds: 2.7 s, then 7.4 s. This test takes ~11 s.
 t.test('a receiver answering 500, 500, then 200 gets the event three times with one event id; the job ends delivered', async (t) => {
@@ -27,6 +28,9 @@ t.test('a receiver answering 500, 500, then 200 gets the event three times with 
   t.same(receiver.received.map((r) => r.headers['x-order-exchange-event-id']), [payload.eventId, payload.eventId, payload.eventId], 'the same event id each time')
   t.same(new Set(receiver.received.map((r) => JSON.parse(r.rawBody).id)).size, 1)
   for (const r of receiver.received) t.ok(verifySignature(SECRET, r.rawBody, r.headers['x-order-exchange-signature'] as string), 'each attempt signed')
+  t.same(receiver.received.map((r) => r.headers['webhook-id']), [payload.eventId, payload.eventId, payload.eventId], 'the same webhook-id each time')
+  for (const r of receiver.received) t.doesNotThrow(() => new Webhook(SECRET).verify(r.rawBody, r.headers as Record<string, string>), 'each attempt verifies (Standard Webhooks)')
+  t.equal(new Set(receiver.received.map((r) => r.headers['webhook-timestamp'])).size, 3, 'each attempt with its own timestamp')
   t.ok(receiver.received[1].at - receiver.received[0].at >= 2000, 'backed off before the second attempt')
   t.ok(receiver.received[2].at - receiver.received[1].at > receiver.received[1].at - receiver.received[0].at, 'and longer before the third')
   t.match(await deliveryRow(database, payload.eventId), { status: 'DELIVERED', attempts: 3, last_error: null })

@@ -6,8 +6,9 @@ import { startReceiver } from './helpers/receiver.js'
 import { deliveryRow, enqueueEvent, ordersIn, startTestWorker, waitFor } from './helpers/effects.js'
 import { signatureHeader } from '../src/effects/transports/signature.js'
 import { verifySignature } from './helpers/webhook-signature.js'
+import { Webhook } from 'standardwebhooks'
 
-const SECRET = 'whsec_test_0123456789abcdef'
+const SECRET = 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz'
 
 t.test('signature: verifies its own, refuses tampering, replays and junk', async (t) => {
   const body = '{"id":"1:ORDER_ACCEPTED:seller"}'
@@ -55,6 +56,9 @@ t.test('an order event becomes three signed webhook deliveries that verify, once
     t.equal(r.headers['content-type'], 'application/json')
     t.equal(r.headers['x-order-exchange-event-type'], 'order.rejected')
     t.ok(verifySignature(SECRET, r.rawBody, r.headers['x-order-exchange-signature'] as string), 'the signature verifies')
+    t.equal(r.headers['webhook-id'], p.eventId)
+    t.same(new Webhook(SECRET).verify(r.rawBody, r.headers as Record<string, string>), JSON.parse(r.rawBody), 'Standard Webhooks verifies')
+    t.throws(() => new Webhook(SECRET).verify(`${r.rawBody} `, r.headers as Record<string, string>), { name: 'WebhookVerificationError' })
     const body = JSON.parse(r.rawBody)
     t.equal(body.id, p.eventId)
     t.equal(body.type, 'order.rejected')
@@ -99,6 +103,7 @@ t.test('an accept through the status update endpoint reaches the receiver as thr
   await waitFor(t, 'three deliveries', () => receiver.received.length >= 3)
   const bodies = receiver.received.map((r) => {
     t.ok(verifySignature(SECRET, r.rawBody, r.headers['x-order-exchange-signature'] as string), 'verifies')
+    t.doesNotThrow(() => new Webhook(SECRET).verify(r.rawBody, r.headers as Record<string, string>), 'Standard Webhooks verifies')
     return JSON.parse(r.rawBody)
   })
   t.same(bodies.map((b) => b.id).sort(), ['customer', 'messaging', 'seller'].map((c) => `${orderId}:ORDER_ACCEPTED:${c}`))

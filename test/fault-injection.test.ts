@@ -245,7 +245,7 @@ t.test('backends terminated while jobs run: every notification is delivered, the
     NOTIFY_CUSTOMER_TRANSPORT: 'webhook',
     NOTIFY_MESSAGING_TRANSPORT: 'webhook',
     WEBHOOK_URL: receiver.url,
-    WEBHOOK_SECRET: 'whsec_test_0123456789abcdef'
+    WEBHOOK_SECRET: 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz'
   })
   await waitFor('the worker', () => server.lines().some((l) => l.msg === 'effects worker started'))
   const shop = await createShop(database)

@@ -27,7 +27,7 @@ import { verifySignature } from '../../test/helpers/webhook-signature.js'
 
 const N = Number(process.env.BENCH_NOTIFICATIONS ?? 10_000)
 const CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 10)
-const SECRET = 'whsec_bench_0123456789abcdef'
+const SECRET = 'whsec_YmVuY2gtd2ViaG9vay1zZWNyZXQtMDEy'
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/order-exchange.js')
 const CHANNELS: NotificationChannel[] = ['seller', 'customer', 'messaging']
 

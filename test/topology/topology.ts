@@ -26,7 +26,7 @@ const ORDERS = 400
 const PAGE = 50
 const MAX_LAG_MS = 500
 const POLL_MS = 100
-const WEBHOOK_SECRET = 'whsec_topology_0123456789abcdef'
+const WEBHOOK_SECRET = 'whsec_dG9wb2xvZ3ktd2ViaG9vay1zZWNyZXQh'
 
 interface Instance { port: number, server: ServerProcess, alive: boolean }
 

@@ -1,6 +1,9 @@
 import { createHmac } from 'node:crypto'
 
 /*
+ * Deprecated: sent for one more release beside the Standard Webhooks headers (src/webhooks/standard-signature.ts),
+ * then removed with the X-Order-Exchange-Event-Id and -Type headers.
+ *
  * Webhook signatures, the scheme Stripe uses: HMAC-SHA256 over `${timestamp}.${rawBody}`, sent as
  * `X-Order-Exchange-Signature: t=<unix seconds>,v1=<hex>`. The timestamp is inside the MAC, so a receiver
  * can refuse a replayed event older than a few minutes (the README shows a receiver's check).
