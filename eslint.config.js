@@ -11,7 +11,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
  *     → interfaces (routes/, graphql/, plugins/)
  *       → services (orders/, sellers/, shipments/, references/, status-update/, credentials/, seed/)
  *         → effects/ (the job contract and its delivery)
- *           → base (db/, paging/, config.ts, errors.ts, logger.ts, plain-object.ts, webhooks/)
+ *           → base (db/, paging/, config.ts, errors.ts, logger.ts, plain-object.ts, outbound/)
  *
  * The client package (packages/client) is published on its own: it imports nothing of the service.
  */
@@ -19,10 +19,10 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 const ENTRY = ['src/server.ts', 'src/app.ts', 'src/cli', 'src/worker-tasks.ts', 'src/demo.ts']
 const INTERFACES = ['src/routes', 'src/graphql', 'src/plugins']
 const SERVICES = ['src/orders', 'src/sellers', 'src/shipments', 'src/status-update', 'src/credentials', 'src/seed', 'src/idempotency',
-  'src/platform', 'src/references', 'src/events']
+  'src/platform', 'src/references', 'src/events', 'src/webhooks']
 const EFFECTS = ['src/effects']
 const BASE = ['src/db', 'src/paging', 'src/config.ts', 'src/errors.ts', 'src/rest-envelope.ts', 'src/item-error.ts',
-  'src/logger.ts', 'src/redis.ts', 'src/metrics.ts', 'src/cost-bucket.ts', 'src/plain-object.ts', 'src/webhooks']
+  'src/logger.ts', 'src/redis.ts', 'src/metrics.ts', 'src/cost-bucket.ts', 'src/plain-object.ts', 'src/outbound']
 
 const layer = (target, from, message) => ({ target, from, message })
 

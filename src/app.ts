@@ -24,6 +24,7 @@ import statusUpdateRoutes from './routes/status-update.js'
 import shipmentSyncRoutes from './routes/shipment-sync.js'
 import referencesSyncRoutes from './routes/references-sync.js'
 import platformRoutes from './routes/platform.js'
+import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -86,6 +87,7 @@ export async function buildApp (
   await app.register(shipmentSyncRoutes)
   await app.register(referencesSyncRoutes)
   await app.register(platformRoutes)
+  await app.register(webhookEndpointRoutes)
   if (explorerEnabled(config)) await app.register(graphiqlRoutes, { graphqlPath: GRAPHQL_PATH })
   return app
 }

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { STANDARD_SECRET_PREFIX, standardSecretKey } from './webhooks/standard-signature.js'
+import { STANDARD_SECRET_PREFIX, standardSecretKey } from './outbound/standard-signature.js'
 
 /**
  * The whole environment the service reads, validated once at start. The type comes from the schema,
@@ -67,6 +67,8 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_STATUS_UPDATE_PER_MINUTE: Type.Integer({ minimum: 1, default: 120 }),
   RATE_LIMIT_SYNC_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
   RATE_LIMIT_PLATFORM_PER_MINUTE: Type.Integer({ minimum: 1, default: 600 }),
+  /** Per credential and webhook endpoint route (create, list, test, replay …). */
+  RATE_LIMIT_WEBHOOKS_PER_MINUTE: Type.Integer({ minimum: 1, default: 120 }),
   /**
    * The GraphQL bucket: at most this many points. A full page of 100 orders asks for about 85,000 and is
    * billed about 17,000 for orders of 3 lines (bench/README.md "GraphQL cost")…
@@ -128,6 +130,21 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  /**
+   * The key the sellers' webhook signing secrets are encrypted with at rest (AES-256-GCM): base64 of 32
+   * random bytes (`openssl rand -base64 32`). Unset in testing: a fixed development key, not a secret. Unset
+   * in production: endpoints cannot be created (503 WEBHOOKS_NOT_CONFIGURED) and nothing is delivered.
+   */
+  WEBHOOK_SECRETS_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })),
+  /**
+   * Let the sellers' endpoints be http:// and on loopback or private addresses (a developer's receiver on
+   * localhost). Default: on in testing, off in production, where only https:// to public addresses is sent.
+   */
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Optional(Type.Boolean()),
+  /** How long an endpoint has to answer an event with a 2xx (the attempt fails after it). */
+  WEBHOOK_DELIVERY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
+  /** Deliveries in flight at once per worker process, across all endpoints. */
+  WEBHOOK_DELIVERY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
   /** Meta WhatsApp Cloud API: base URL (with version), sending phone number id, access token, templates. */
   WHATSAPP_API_BASE_URL: Type.String({ pattern: '^https?://', default: 'https://graph.facebook.com/v21.0' }),
   WHATSAPP_PHONE_NUMBER_ID: Type.Optional(Type.String({ minLength: 1 })),
@@ -182,6 +199,11 @@ export function corsOrigins (config: Config): string[] {
   if (config.CORS_ORIGINS === undefined) return config.ORDER_EXCHANGE_ENV === 'testing' ? ['http://localhost:*', 'http://127.0.0.1:*'] : []
   if (config.CORS_ORIGINS.trim() === 'none') return []
   return config.CORS_ORIGINS.split(',').map((o) => o.trim()).filter((o) => o !== '')
+}
+
+/** Whether the sellers' webhook endpoints may be http:// and private addresses. */
+export function webhookPrivateNetworksAllowed (config: Config): boolean {
+  return config.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? config.ORDER_EXCHANGE_ENV === 'testing'
 }
 
 export class ConfigError extends Error {

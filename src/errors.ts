@@ -43,6 +43,14 @@ export function badRequest (code: string, message: string): InstanceType<typeof 
   return error
 }
 
+/** A request error of any 4xx or 503 status with a feature's own code and text (webhooks/texts.ts). */
+export function requestError (statusCode: number, code: string, message: string):
+InstanceType<typeof RequestError.BadRequest> {
+  const error = badRequest(code, message)
+  error.statusCode = statusCode
+  return error
+}
+
 /** Seconds a client is asked to wait (Retry-After) before retrying a 503. */
 export const RETRY_AFTER_SECONDS = 5
 

@@ -36,6 +36,19 @@ export function success<D> (message: string, data: D) {
   return { error: false as const, status: true as const, statusCode: 200 as const, message, data }
 }
 
+/** The envelope of a 201 (a resource made: POST /v2/webhooks/endpoints). */
+export function created<D> (message: string, data: D) {
+  return { error: false as const, status: true as const, statusCode: 201 as const, message, data }
+}
+
+export const CreatedEnvelope = <T extends TSchema>(data: T) => Type.Object({
+  error: Type.Literal(false),
+  status: Type.Literal(true),
+  statusCode: Type.Literal(201),
+  message: Type.String(),
+  data
+})
+
 type Failure = { error: true, status: false, statusCode: number, message: string, code: string }
 
 /** A request-level failure, with `data` only where the contract has it. */

@@ -1,6 +1,6 @@
 import type { TaskList } from 'graphile-worker'
 import type { Logger } from 'pino'
-import type { Config } from './config.js'
+import { webhookPrivateNetworksAllowed, type Config } from './config.js'
 import type { Database } from './db/client.js'
 import type { ServiceMetrics } from './metrics.js'
 import { TASKS, type AutoRejectPayload } from './effects/jobs.js'
@@ -12,6 +12,8 @@ import { startSupervisedWorker, type EffectsWorker } from './effects/worker.js'
 import { pruneEvents } from './events/prune-events.js'
 import { purgeExpiredIdempotencyKeys } from './idempotency/idempotency-key.js'
 import { autoRejectOrder } from './status-update/auto-reject.js'
+import { WebhookDeliverer } from './webhooks/deliverer.js'
+import { SecretBox } from './webhooks/secret-box.js'
 
 /*
  * Which job runs which service: the wiring of the effects worker, kept beside the entry points so that
@@ -56,10 +58,48 @@ export function effectsTasks (config: Config, database: Database, logger: Logger
  * queue (LISTEN) and the liveness locks use `sessionUrl`, a session-level connection; the tasks do their
  * work through `database`, which may go through a transaction pooler.
  */
-export function startWorker (config: Config, database: Database, sessionUrl: string, logger: Logger,
+export async function startWorker (config: Config, database: Database, sessionUrl: string, logger: Logger,
   metrics?: ServiceMetrics): Promise<EffectsWorker> {
   const log = logger.child({ component: 'effects-worker' })
-  return startSupervisedWorker({
-    config, url: sessionUrl, logger: log, ...effectsTasks(config, database, log, metrics)
+  const deliverer = startDeliverer(config, database, sessionUrl, logger, metrics)
+  await deliverer?.start()
+  let worker: EffectsWorker
+  try {
+    worker = await startSupervisedWorker({
+      config, url: sessionUrl, logger: log, ...effectsTasks(config, database, log, metrics)
+    })
+  } catch (err) {
+    await deliverer?.stop()
+    throw err
+  }
+  return {
+    stop: async () => { await Promise.all([worker.stop(), deliverer?.stop(config.SHUTDOWN_GRACE_MS)]) },
+    done: worker.done
+  }
+}
+
+/**
+ * The sellers' webhook deliveries (webhooks/deliverer.ts), beside the jobs in every worker process; none
+ * where production has no WEBHOOK_SECRETS_KEY (no endpoint can exist then, and secrets could not be read).
+ */
+function startDeliverer (config: Config, database: Database, sessionUrl: string, logger: Logger,
+  metrics?: ServiceMetrics): WebhookDeliverer | null {
+  const box = SecretBox.of(config)
+  const log = logger.child({ component: 'webhook-deliverer' })
+  if (box === null) {
+    log.warn('WEBHOOK_SECRETS_KEY is not set: the sellers\' webhook endpoints are off')
+    return null
+  }
+  return new WebhookDeliverer({
+    db: database.db,
+    sessionUrl,
+    box,
+    logger: log,
+    concurrency: config.WEBHOOK_DELIVERY_CONCURRENCY,
+    timeoutMs: config.WEBHOOK_DELIVERY_TIMEOUT_MS,
+    allowPrivateNetworks: webhookPrivateNetworksAllowed(config),
+    onAttempt: (r) => metrics?.deliveries.inc({
+      transport: 'seller-webhook', result: r.succeeded ? 'delivered' : r.retryInMs === null ? 'given_up' : 'failed'
+    })
   })
 }

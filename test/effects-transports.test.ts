@@ -14,7 +14,7 @@ import { webhookTransport } from '../src/effects/transports/webhook.js'
 import { maskPhone } from '../src/effects/transports/log.js'
 import { whatsappCloudTransport } from '../src/effects/transports/whatsapp-cloud.js'
 import { Webhook, WebhookVerificationError } from 'standardwebhooks'
-import { newEndpointSecret, standardSecretKey, standardSecretOf, standardWebhookHeaders } from '../src/webhooks/standard-signature.js'
+import { newEndpointSecret, standardSecretKey, standardSecretOf, standardWebhookHeaders } from '../src/outbound/standard-signature.js'
 import { verifySignature } from './helpers/webhook-signature.js'
 
 const TEMPLATES = {

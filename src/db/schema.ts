@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import {
   bigint, bigserial, boolean, check, date, index, integer, jsonb, numeric, pgEnum, pgTable, primaryKey,
-  serial, text, timestamp, unique, uniqueIndex
+  serial, text, timestamp, unique, uniqueIndex, uuid, customType
 } from 'drizzle-orm/pg-core'
 
 /*
@@ -391,7 +391,7 @@ export const idempotencyKeys = pgTable('idempotency_keys', {
 /** What an event of the seller's log records (src/events/event-types.ts holds the same list). */
 export const eventType = pgEnum('event_type', [
   'order.placed', 'order.accepted', 'order.rejected', 'order.completed', 'order.cancelled', 'order.delivered',
-  'webhook.test'
+  'webhook.test', 'webhook.endpoint_disabled'
 ])
 export type EventType = (typeof eventType.enumValues)[number]
 
@@ -441,3 +441,82 @@ export const sellerEvents = pgTable('seller_events', {
   // Retention prunes by age: a BRIN index is a few pages for the whole log and costs a write next to nothing.
   index('seller_events_occurred_brin').using('brin', t.occurredAt)
 ])
+
+/** Raw bytes (an endpoint's encrypted secret). */
+const bytea = customType<{ data: Buffer, driverData: Buffer }>({ dataType: () => 'bytea' })
+
+export const webhookEndpointStatus = pgEnum('webhook_endpoint_status', ['ENABLED', 'DISABLED'])
+export type WebhookEndpointStatus = (typeof webhookEndpointStatus.enumValues)[number]
+
+/**
+ * A seller's own webhook endpoint (src/webhooks/): where its events are pushed, signed the Standard Webhooks
+ * way. The signing secret is kept encrypted (AES-256-GCM under WEBHOOK_SECRETS_KEY): signing needs the secret
+ * itself, so it cannot be hashed like an API key. `lastSequence` is the dispatch cursor: every event of the
+ * seller's log up to it has been queued for this endpoint (the log is gap-free, so a cursor misses nothing).
+ */
+export const webhookEndpoints = pgTable('webhook_endpoints', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  sellerId: integer('seller_id').notNull().references(() => sellers.id),
+  url: text('url').notNull(),
+  /** The event types sent; null: every type. */
+  types: eventType('types').array(),
+  description: text('description').notNull().default(''),
+  status: webhookEndpointStatus('status').notNull().default('ENABLED'),
+  /** Why it was disabled (by the seller, a 410, five days of failures); null while enabled. */
+  disabledReason: text('disabled_reason'),
+  secret: bytea('secret').notNull(),
+  /** The secret before the last rotation, still signing (a second `v1,` entry) until `previousSecretUntil`. */
+  previousSecret: bytea('previous_secret'),
+  previousSecretUntil: timestamp('previous_secret_until', { withTimezone: true }),
+  lastSequence: bigint('last_sequence', { mode: 'number' }).notNull(),
+  /** Since when every attempt failed (null after a success): five days of it disables the endpoint. */
+  failingSince: timestamp('failing_since', { withTimezone: true }),
+  createdAt: createdAt(),
+  updatedAt: updatedAt()
+}, (t) => [index('webhook_endpoints_seller_idx').on(t.sellerId)])
+
+export const webhookDeliveryStatus = pgEnum('webhook_delivery_status', ['PENDING', 'DELIVERED', 'FAILED'])
+export type WebhookDeliveryStatus = (typeof webhookDeliveryStatus.enumValues)[number]
+
+/**
+ * One event to send to one endpoint (a replay adds another row for the same event): the delivery queue.
+ * PENDING until a 2xx (DELIVERED) or the last retry (FAILED, given up). A claimed delivery stays PENDING
+ * with `nextAttemptAt` moved past the attempt's deadline, so one whose worker died is simply due again.
+ * Rows of one endpoint and order are sent in id order, each only once the ones before it are done.
+ */
+export const webhookDeliveries = pgTable('webhook_deliveries', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  endpointId: uuid('endpoint_id').notNull().references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+  sellerId: integer('seller_id').notNull(),
+  sequence: bigint('sequence', { mode: 'number' }).notNull(),
+  type: eventType('type').notNull(),
+  /** The event's order: the key of per-order ordering (null: an event of no order, sent in any order). */
+  orderId: bigint('order_id', { mode: 'number' }),
+  status: webhookDeliveryStatus('status').notNull().default('PENDING'),
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull().defaultNow(),
+  createdAt: createdAt(),
+  finishedAt: timestamp('finished_at', { withTimezone: true })
+}, (t) => [
+  index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'PENDING'`),
+  index('webhook_deliveries_order_idx').on(t.endpointId, t.orderId, t.id).where(sql`status = 'PENDING'`),
+  index('webhook_deliveries_finished_brin').using('brin', t.finishedAt)
+])
+
+/** The attempt log an endpoint's owner reads (GET …/deliveries): one row per attempt, kept as the events are. */
+export const webhookAttempts = pgTable('webhook_attempts', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  endpointId: uuid('endpoint_id').notNull().references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+  deliveryId: bigint('delivery_id', { mode: 'number' }).notNull(),
+  sellerId: integer('seller_id').notNull(),
+  sequence: bigint('sequence', { mode: 'number' }).notNull(),
+  type: eventType('type').notNull(),
+  attempt: integer('attempt').notNull(),
+  succeeded: boolean('succeeded').notNull(),
+  httpStatus: integer('http_status'),
+  error: text('error'),
+  durationMs: integer('duration_ms').notNull(),
+  /** The first 1 KB of the answer. */
+  answerHead: text('answer_head').notNull(),
+  attemptedAt: timestamp('attempted_at', { withTimezone: true }).notNull().defaultNow()
+}, (t) => [index('webhook_attempts_endpoint_idx').on(t.endpointId, t.id)])

@@ -142,3 +142,24 @@ export function recordEventsStatement (events: readonly OrderEvent[]): SQL {
     from e join counted c on c.seller_id = e.seller_id join bumped b on b.seller_id = e.seller_id
       join orders o on o.id = e.order_id ${order.joins}`
 }
+
+/** An event of no order (webhook.test, webhook.endpoint_disabled): the seller's, whatever its stores. */
+export type SellerEventType = 'webhook.test' | 'webhook.endpoint_disabled'
+
+/**
+ * Records one event of no order in the seller's log (the same counter, so the same gap-free numbering);
+ * as for order events, the transaction's last statement. Returns its sequence.
+ */
+export async function recordSellerEvent (tx: Tx, sellerId: number, type: SellerEventType, reason: string):
+Promise<number> {
+  const [row] = await tx.execute<{ sequence: string }>(sql`
+    with bumped as (
+      insert into seller_event_counters as c (seller_id, last_sequence) values (${sellerId}::int, 1)
+      on conflict (seller_id) do update set last_sequence = c.last_sequence + 1
+      returning last_sequence
+    )
+    insert into seller_events (seller_id, sequence, type, reason, occurred_at)
+    select ${sellerId}::int, last_sequence, ${type}::event_type, ${reason}, clock_timestamp() from bumped
+    returning sequence::text`)
+  return Number(row.sequence)
+}

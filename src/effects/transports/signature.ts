@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 
 /*
- * Deprecated: sent for one more release beside the Standard Webhooks headers (src/webhooks/standard-signature.ts),
+ * Deprecated: sent for one more release beside the Standard Webhooks headers (src/outbound/standard-signature.ts),
  * then removed with the X-Order-Exchange-Event-Id and -Type headers.
  *
  * Webhook signatures, the scheme Stripe uses: HMAC-SHA256 over `${timestamp}.${rawBody}`, sent as

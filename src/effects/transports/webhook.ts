@@ -2,7 +2,7 @@ import type { Notification } from '../notification.js'
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature.js'
 import { postWithDeadline } from './http.js'
 import type { NotificationTransport } from './types.js'
-import { STANDARD_SECRET_PREFIX, standardSecretKey, standardWebhookHeaders } from '../../webhooks/standard-signature.js'
+import { STANDARD_SECRET_PREFIX, standardSecretKey, standardWebhookHeaders } from '../../outbound/standard-signature.js'
 
 export interface WebhookOptions { url: string, secret: string, timeoutMs: number }
 

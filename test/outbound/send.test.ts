@@ -2,8 +2,8 @@ import http from 'node:http'
 import type { AddressInfo, LookupFunction, Socket } from 'node:net'
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
-import { checkEndpointUrl, forbiddenAddressReason, type LookupAll, type UrlPolicy } from '../../src/webhooks/address-policy.js'
-import { createWebhookSender, type SendOptions } from '../../src/webhooks/send-webhook.js'
+import { checkEndpointUrl, forbiddenAddressReason, type LookupAll, type UrlPolicy } from '../../src/outbound/address-policy.js'
+import { createWebhookSender, type SendOptions } from '../../src/outbound/send-webhook.js'
 import { fuzzRuns, fuzzSeed, hostileString } from '../helpers/fuzz.js'
 
 /*

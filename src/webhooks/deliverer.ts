@@ -1,0 +1,227 @@
+import pg from 'pg'
+import type { Logger } from 'pino'
+import type { Db } from '../db/client.js'
+import { dispatchEvents } from './dispatch.js'
+import { claimDeliveries, nextDueInMs, recordAttempts, type AttemptResult, type ClaimedDelivery } from './deliveries.js'
+import { eventId } from './event-body.js'
+import { retryWaitMs } from './retry-schedule.js'
+import type { SecretBox } from './secret-box.js'
+import { createWebhookSender, type SendOptions } from '../outbound/send-webhook.js'
+import { standardWebhookHeaders } from '../outbound/standard-signature.js'
+import type { LookupFunction } from 'node:net'
+
+/*
+ * The loop that pushes the sellers' events to their endpoints, in each worker process. It wakes on a
+ * notification (the seller_events trigger, migration 0014, NOTIFY at commit), not on a poll: queues the new
+ * events (dispatch.ts), then keeps up to `concurrency` attempts in flight, claiming more as slots free and
+ * as finished attempts let an order's next event go. Results are written in batches, one statement for
+ * whatever finished meanwhile. A timer wakes it when the next retry comes due; a slow safety sweep (and a
+ * sweep after LISTEN reconnects) covers a notification lost while the listening connection was down.
+ */
+
+export interface DelivererOptions {
+  db: Db
+  /** A session-level connection for LISTEN (not through a transaction pooler). */
+  sessionUrl: string
+  box: SecretBox
+  logger: Logger
+  concurrency: number
+  timeoutMs: number
+  allowPrivateNetworks: boolean
+  /** Tests only: a resolver standing in for DNS (rebinding). */
+  lookup?: LookupFunction
+  /**
+   * The wait before the next attempt (retry-schedule.ts); tests of faults pass a faster one, so that a
+   * ten-attempt run takes seconds rather than days.
+   */
+  retryWait?: typeof retryWaitMs
+  /** Called after each attempt (metrics). */
+  onAttempt?: (result: AttemptResult) => void
+}
+
+/** Answers are read up to this much, then dropped. */
+const MAX_ANSWER_BYTES = 64 * 1024
+/** A sweep now and then even without a notification (none is lost in normal operation). */
+const SWEEP_MS = 60_000
+/** Never look again sooner than this when due rows could not be claimed (another deliverer holds them). */
+const MIN_WAIT_MS = 50
+
+export class WebhookDeliverer {
+  private readonly sender = createWebhookSender()
+  private readonly stopController = new AbortController()
+  private listener: pg.Client | null = null
+  private running = false
+  private pumping = false
+  private again = false
+  private dispatchDue = true
+  private inFlight = 0
+  private readonly finished: AttemptResult[] = []
+  private flushing: Promise<void> | null = null
+  private timer: NodeJS.Timeout | null = null
+  private sweep: NodeJS.Timeout | null = null
+  private idle: Promise<void> = Promise.resolve()
+  private settleIdle: () => void = () => {}
+
+  constructor (private readonly options: DelivererOptions) {}
+
+  async start (): Promise<void> {
+    this.running = true
+    await this.listen()
+    this.sweep = setInterval(() => this.wake(true), SWEEP_MS)
+    this.sweep.unref()
+    this.wake(true)
+  }
+
+  /** Stops claiming, lets the attempts in flight end (aborted after `graceMs`), writes their results. */
+  async stop (graceMs = 5000): Promise<void> {
+    if (!this.running) return
+    this.running = false
+    if (this.timer) clearTimeout(this.timer)
+    if (this.sweep) clearInterval(this.sweep)
+    const abort = setTimeout(() => this.stopController.abort(), graceMs)
+    await this.idle
+    clearTimeout(abort)
+    await this.flush()
+    this.sender.close()
+    await this.listener?.end().catch(() => {})
+    this.listener = null
+  }
+
+  private async listen (): Promise<void> {
+    const client = new pg.Client({ connectionString: this.options.sessionUrl, application_name: 'order-exchange-webhooks' })
+    const retry = (): void => {
+      if (this.listener !== client) return
+      this.listener = null
+      client.end().catch(() => {})
+      if (!this.running) return
+      setTimeout(() => {
+        if (this.running) this.listen().then(() => this.wake(true), retry)
+      }, 1000).unref()
+    }
+    this.listener = client
+    client.on('error', (err) => {
+      this.options.logger.warn({ err: err.message }, 'webhook listener connection lost: reconnecting')
+      retry()
+    })
+    client.on('end', retry)
+    client.on('notification', () => this.wake(true))
+    try {
+      await client.connect()
+      await client.query('LISTEN seller_events')
+    } catch (err) {
+      this.options.logger.warn({ err: (err as Error).message }, 'webhook listener could not connect: retrying')
+      retry()
+    }
+  }
+
+  /** Runs the loop now (again, if it is running). */
+  private wake (dispatch = false): void {
+    if (dispatch) this.dispatchDue = true
+    if (!this.running) return
+    if (this.pumping) {
+      this.again = true
+      return
+    }
+    this.pumping = true
+    this.pump().catch((err: Error) => {
+      this.options.logger.warn({ err: err.message }, 'webhook delivery round failed: retrying shortly')
+      this.schedule(1000)
+    }).finally(() => { this.pumping = false })
+  }
+
+  private async pump (): Promise<void> {
+    do {
+      this.again = false
+      if (this.dispatchDue) {
+        this.dispatchDue = false
+        await dispatchEvents(this.options.db)
+      }
+      const free = this.options.concurrency - this.inFlight
+      if (free <= 0) return
+      const leaseMs = this.options.timeoutMs + 10_000
+      const claimed = await claimDeliveries(this.options.db, free, leaseMs)
+      for (const delivery of claimed) this.send(delivery)
+      if (claimed.length === free) this.again = true
+    } while (this.again && this.running)
+    if (this.inFlight === 0 && this.running) {
+      const due = await nextDueInMs(this.options.db)
+      if (due !== null) this.schedule(Math.max(due, MIN_WAIT_MS))
+    }
+  }
+
+  private schedule (ms: number): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = setTimeout(() => { this.timer = null; this.wake() }, Math.min(ms, SWEEP_MS))
+    this.timer.unref()
+  }
+
+  private send (delivery: ClaimedDelivery): void {
+    if (this.inFlight === 0) this.idle = new Promise((resolve) => { this.settleIdle = resolve })
+    this.inFlight++
+    this.attempt(delivery).then((result) => {
+      this.finished.push(result)
+      this.options.onAttempt?.(result)
+    }, (err: Error) => {
+      // attempt() does not throw; should it, the lease brings the delivery back.
+      this.options.logger.error({ err: err.message, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly')
+    }).finally(() => {
+      this.inFlight--
+      if (this.inFlight === 0) this.settleIdle()
+      this.flush().then(() => this.wake(), () => this.schedule(1000))
+    })
+  }
+
+  private async attempt (d: ClaimedDelivery): Promise<AttemptResult> {
+    const base = { id: d.id, endpointId: d.endpointId, attempt: d.attempt }
+    if (d.body === null) {
+      return {
+        ...base,
+        succeeded: false,
+        httpStatus: null,
+        error: 'event no longer kept (EVENT_RETENTION_DAYS): given up',
+        durationMs: 0,
+        answer: '',
+        retryInMs: null,
+        gone: false
+      }
+    }
+    const secrets = [this.options.box.open(d.endpointId, d.secret)]
+    if (d.previousSecret !== null) secrets.push(this.options.box.open(d.endpointId, d.previousSecret))
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'order-exchange-webhooks/2',
+      ...standardWebhookHeaders(eventId(d.sellerId, d.sequence), new Date(), d.body, secrets)
+    }
+    const options: SendOptions = {
+      allowPrivateNetworks: this.options.allowPrivateNetworks,
+      timeoutMs: this.options.timeoutMs,
+      maxAnswerBytes: MAX_ANSWER_BYTES,
+      stop: this.stopController.signal,
+      ...(this.options.lookup ? { lookup: this.options.lookup } : {})
+    }
+    const sent = await this.sender.send(d.url, headers, d.body, options)
+    const gone = sent.status === 410
+    return {
+      ...base,
+      succeeded: sent.delivered,
+      httpStatus: sent.status,
+      error: sent.error,
+      durationMs: Math.round(sent.durationMs),
+      answer: sent.answerHead,
+      retryInMs: sent.delivered || gone ? null : (this.options.retryWait ?? retryWaitMs)(d.attempt, sent.retryAfterMs),
+      gone
+    }
+  }
+
+  /** Writes what finished, in one statement (one flush at a time; the next takes what came meanwhile). */
+  private async flush (): Promise<void> {
+    while (this.flushing) await this.flushing
+    if (this.finished.length === 0) return
+    const batch = this.finished.splice(0)
+    this.flushing = recordAttempts(this.options.db, batch).catch((err: Error) => {
+      // Not written: the deliveries come due again when their lease ends and are sent again (at least once).
+      this.options.logger.warn({ err: err.message, attempts: batch.length }, 'webhook attempts not recorded: they will be retried')
+    }).finally(() => { this.flushing = null })
+    await this.flushing
+  }
+}

@@ -1,0 +1,48 @@
+import { sql } from 'drizzle-orm'
+import type { Db } from '../db/client.js'
+
+/*
+ * Moves the sellers' events into their endpoints' delivery queues, after commit and outside the writers'
+ * transactions (a status change never waits on it). Each endpoint keeps a cursor, the last sequence queued
+ * for it. A seller's sequences become visible only in commit order (events/record-events.ts), so "every
+ * event after the cursor, as this snapshot shows them" is always an unbroken run: moving the cursor to its
+ * end in the same statement as the queueing misses nothing and queues nothing twice. An endpoint is taken
+ * with SKIP LOCKED: two deliverers never queue for the same endpoint at once.
+ */
+
+/** At most this many events move per endpoint and statement (a long backlog goes in slices). */
+const SLICE = 5000
+
+/** Queues what is new for every enabled endpoint; returns how many deliveries were queued. */
+export async function dispatchEvents (db: Db): Promise<number> {
+  const behind = await db.execute<{ id: string }>(sql`
+    select w.id::text as id from webhook_endpoints w join seller_event_counters c on c.seller_id = w.seller_id
+    where w.status = 'ENABLED' and w.last_sequence < c.last_sequence`)
+  let queued = 0
+  for (const { id } of behind) {
+    for (;;) {
+      const [row] = await db.execute<{ read: number, queued: number }>(sql`
+        with ep as materialized (
+          select id, seller_id, types, last_sequence from webhook_endpoints
+          where id = ${id}::uuid and status = 'ENABLED' for update skip locked
+        ), ev as materialized (
+          select e.sequence, e.type, e.order_id from ep, seller_events e
+          where e.seller_id = ep.seller_id and e.sequence > ep.last_sequence order by e.sequence limit ${SLICE}::int
+        ), ins as (
+          insert into webhook_deliveries (endpoint_id, seller_id, sequence, type, order_id)
+          select ep.id, ep.seller_id, ev.sequence, ev.type, ev.order_id from ep, ev
+          -- A test event is its endpoint's alone (queued when it is sent); the rest as the endpoint's types say.
+          where ev.type <> 'webhook.test' and (ep.types is null or ev.type = any(ep.types))
+          order by ev.sequence
+          returning 1
+        ), moved as (
+          update webhook_endpoints w set last_sequence = (select max(sequence) from ev)
+          from ep where w.id = ep.id and exists (select 1 from ev)
+          returning 1
+        ) select (select count(*)::int from ev) as read, (select count(*)::int from ins) as queued, (select count(*) from moved) as m`)
+      queued += row.queued
+      if (row.read < SLICE) break
+    }
+  }
+  return queued
+}

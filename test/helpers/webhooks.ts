@@ -1,0 +1,111 @@
+import pino from 'pino'
+import type { Test } from 'tap'
+import { Webhook } from 'standardwebhooks'
+import { WebhookDeliverer, type DelivererOptions } from '../../src/webhooks/deliverer.js'
+import { SecretBox } from '../../src/webhooks/secret-box.js'
+import { WEBHOOK_ENDPOINTS_PATH } from '../../src/routes/webhook-endpoints.js'
+import { eventMarket, type EventMarket } from './events.js'
+import { startReceiver, type Received } from './receiver.js'
+
+/*
+ * The sellers' webhook endpoints in tests: the event market (a real database fed through the platform API),
+ * the endpoint routes over app.inject with the seller's API key, a real deliverer on the same database
+ * (LISTEN included), and receivers that verify every delivery with the standardwebhooks package itself.
+ */
+
+export interface Delivered {
+  id: string
+  type: string
+  sequence: number
+  orderId: string | null
+  body: Record<string, any>
+  at: number
+}
+
+export interface WebhookMarket extends EventMarket {
+  /** A request to the endpoint routes as seller `seller` (its API key as a Bearer token). */
+  webhooks: (seller: number, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path?: string, body?: unknown) =>
+  Promise<{ status: number, json: any }>
+  /** Starts a deliverer (stopped in teardown). */
+  deliverer: (options?: Partial<DelivererOptions>) => Promise<WebhookDeliverer>
+}
+
+export async function webhookMarket (t: Test, env: Record<string, string> = {}): Promise<WebhookMarket> {
+  const m = await eventMarket(t, env)
+  return {
+    ...m,
+    async webhooks (seller, method, path = '', body) {
+      const res = await m.app.inject({
+        method,
+        url: `${WEBHOOK_ENDPOINTS_PATH}${path}`,
+        headers: { authorization: `Bearer ${await m.apiKey(seller)}` },
+        ...(body === undefined ? {} : { payload: body as object })
+      })
+      return { status: res.statusCode, json: res.body === '' ? null : res.json() }
+    },
+    async deliverer (options = {}) {
+      const deliverer = new WebhookDeliverer({
+        db: m.database.db,
+        sessionUrl: m.database.url,
+        box: SecretBox.of(m.config)!,
+        logger: pino({ level: 'silent' }),
+        concurrency: 16,
+        timeoutMs: 2000,
+        allowPrivateNetworks: true,
+        ...options
+      })
+      await deliverer.start()
+      t.teardown(() => deliverer.stop(100))
+      return deliverer
+    }
+  }
+}
+
+/**
+ * A receiver that verifies each request with `secrets` (any one may sign it: a rotation) and records what
+ * verified. `respond` decides the answer as startReceiver's does.
+ */
+export async function verifyingReceiver (t: Test, secrets: () => string[],
+  respond: (r: Received, index: number) => number | 'hang' | Promise<number | 'hang'> = () => 200) {
+  const delivered: Delivered[] = []
+  const unverified: string[] = []
+  const receiver = await startReceiver(t, (r, index) => {
+    const ok = secrets().some((secret) => {
+      try {
+        new Webhook(secret).verify(r.rawBody, r.headers as Record<string, string>)
+        return true
+      } catch {
+        return false
+      }
+    })
+    if (!ok) unverified.push(r.rawBody.slice(0, 200))
+    const body = JSON.parse(r.rawBody)
+    const answer = respond(r, index)
+    Promise.resolve(answer).then((status) => {
+      if (status !== 'hang' && status >= 200 && status < 300 && ok) {
+        delivered.push({
+          id: String(r.headers['webhook-id']),
+          type: body.type,
+          sequence: Number(body.sequence),
+          orderId: body.data.order?.orderId ?? null,
+          body,
+          at: r.at
+        })
+      }
+    }, () => {})
+    return answer
+  })
+  return { ...receiver, delivered, unverified }
+}
+
+/** Waits until `done()` holds, polling; fails the test after `ms`. */
+export async function until (t: Test, what: string, done: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await done())) {
+    if (Date.now() > deadline) {
+      t.fail(`timed out waiting for ${what}`)
+      return
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}

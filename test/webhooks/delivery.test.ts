@@ -1,0 +1,115 @@
+import t, { type Test } from 'tap'
+import type { Delivered } from '../helpers/webhooks.js'
+import { until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+
+/*
+ * Delivery to the seller's own endpoints, end to end: platform placements and seller status changes are
+ * recorded in the log, the deliverer (woken by the log's NOTIFY) sends them to a real receiver that
+ * verifies each with the standardwebhooks package, per order in order, with the feed's exact event JSON.
+ */
+
+/** For every order: its events arrived in sequence order, each first delivered after the one before it. */
+function outOfOrder (delivered: Delivered[]): string[] {
+  const firstAt = new Map<string, Delivered>()
+  for (const d of delivered) if (!firstAt.has(d.id)) firstAt.set(d.id, d)
+  const byOrder = new Map<string, Delivered[]>()
+  for (const d of firstAt.values()) {
+    if (d.orderId === null) continue
+    byOrder.set(d.orderId, [...(byOrder.get(d.orderId) ?? []), d])
+  }
+  const problems: string[] = []
+  for (const [order, events] of byOrder) {
+    const inArrival = events.map((e) => e.sequence)
+    const sorted = [...inArrival].sort((a, b) => a - b)
+    if (inArrival.join() !== sorted.join()) problems.push(`order ${order}: ${inArrival.join()}`)
+  }
+  return problems
+}
+
+async function placeAndMove (m: Awaited<ReturnType<typeof webhookMarket>>, from: number, n: number): Promise<void> {
+  await m.place(Array.from({ length: n }, (_, i) => ({ orderId: from + i, seller: 1, storeIndex: i % 2, lines: 1 + (i % 3) })))
+  await m.sellerUpdate(1, Array.from({ length: n / 2 }, (_, i) => ({ Order_id: from + i, Order_Status: 'ORDER_ACCEPTED' })))
+  await m.sellerUpdate(1, Array.from({ length: n / 4 }, (_, i) => ({ Order_id: from + i, Order_Status: 'ORDER_COMPLETED_BY_SELLER' })))
+  await m.platformUpdate(Array.from({ length: n / 4 }, (_, i) => ({ Order_id: from + n / 2 + i, Order_Status: 'CANCELLED' })))
+}
+
+t.test('every event is delivered, signed, as the feed shows it, per order in order; types filter; other sellers not', async (t: Test) => {
+  const m = await webhookMarket(t)
+  let secret = ''
+  const all = await verifyingReceiver(t, () => [secret])
+  let acceptedSecret = ''
+  const accepted = await verifyingReceiver(t, () => [acceptedSecret])
+  const created = await m.webhooks(1, 'POST', '', { url: `${all.url}/hook`, description: 'ERP' })
+  t.equal(created.status, 201)
+  t.match(created.json, { statusCode: 201, data: { url: `${all.url}/hook`, types: null, status: 'ENABLED', description: 'ERP' } })
+  secret = created.json.data.secret
+  t.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/, 'whsec_ + base64 of 32 bytes')
+  const filtered = await m.webhooks(1, 'POST', '', { url: accepted.url, types: ['order.accepted'] })
+  acceptedSecret = filtered.json.data.secret
+  await m.deliverer()
+
+  await placeAndMove(m, 5001, 40)
+  await m.place([{ orderId: 9001, seller: 2 }])
+  const token = await m.token(1)
+  const feed = (await m.follow(token)).events
+  t.equal(feed.length, 40 + 20 + 10 + 10)
+  await until(t, 'every event at the catch-all endpoint', () => all.delivered.length >= feed.length)
+  await until(t, 'the accepted at the filtered endpoint', () => accepted.delivered.length >= 20)
+  t.same(all.unverified, [], 'every delivery verifies with the standardwebhooks package')
+  t.same(accepted.unverified, [])
+  t.same(outOfOrder(all.delivered), [], 'per order, in order')
+  const bySequence = new Map(all.delivered.map((d) => [d.sequence, d]))
+  t.equal(bySequence.size, feed.length, 'each event once (no retries were needed)')
+  for (const e of feed) {
+    const d = bySequence.get(Number(e.sequence))!
+    t.equal(d.id, e.id, 'webhook-id is the event id')
+    t.same(d.body, {
+      id: e.id, type: e.type, sequence: e.sequence, timestamp: e.timestamp,
+      data: { order: e.order, previousStatus: e.previousStatus, reason: e.reason }
+    }, `event ${e.sequence}: the feed's event`)
+  }
+  t.same([...new Set(accepted.delivered.map((d) => d.type))], ['order.accepted'])
+  t.notOk(all.delivered.some((d) => d.orderId === '9001'), 'another seller\'s event is not sent')
+
+  const log = await m.webhooks(1, 'GET', `/${created.json.data.id}/deliveries?limit=100`)
+  t.equal(log.status, 200)
+  t.equal(log.json.data.attempts.length, 80)
+  t.match(log.json.data.attempts[0], { attempt: 1, succeeded: true, httpStatus: 200, error: null, answer: '{"ok":true}' })
+  t.equal(log.json.data.pageInfo.hasNext, false)
+})
+
+t.test('a test event, a secret rotation (both secrets sign), a replay', async (t: Test) => {
+  const m = await webhookMarket(t)
+  let secrets: string[] = []
+  const receiver = await verifyingReceiver(t, () => secrets)
+  const created = await m.webhooks(1, 'POST', '', { url: receiver.url })
+  const id = created.json.data.id
+  const first = created.json.data.secret
+  secrets = [first]
+  await m.deliverer()
+  const test = await m.webhooks(1, 'POST', `/${id}/test`)
+  t.equal(test.status, 200)
+  await until(t, 'the test event', () => receiver.delivered.length === 1)
+  t.match(receiver.delivered[0], { type: 'webhook.test', id: test.json.data.eventId, orderId: null })
+
+  const rotated = await m.webhooks(1, 'POST', `/${id}/rotate-secret`)
+  t.equal(rotated.status, 200)
+  const second = rotated.json.data.secret
+  t.not(second, first)
+  // Each secret alone verifies the next delivery: the signature header carries one v1 entry for each.
+  secrets = [second]
+  await m.place([{ orderId: 7001, seller: 1 }])
+  await until(t, 'a delivery signed with the new secret', () => receiver.delivered.length === 2)
+  secrets = [first]
+  await m.place([{ orderId: 7002, seller: 1 }])
+  await until(t, 'a delivery signed with the old secret too', () => receiver.delivered.length === 3)
+  t.same(receiver.unverified, [])
+
+  const replay = await m.webhooks(1, 'POST', `/${id}/replay`, { eventIds: [receiver.delivered[1].id] })
+  t.same(replay.json.data, { queued: 1, through: String(receiver.delivered[1].sequence) })
+  await until(t, 'the replayed event', () => receiver.delivered.length === 4)
+  t.equal(receiver.delivered[3].id, receiver.delivered[1].id, 'the same webhook-id')
+  const unknown = await m.webhooks(1, 'POST', `/${id}/replay`, { eventIds: ['evt_2_1'] })
+  t.equal(unknown.status, 400)
+  t.equal(unknown.json.code, 'EVENT_NOT_FOUND')
+})
