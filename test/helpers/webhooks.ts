@@ -99,7 +99,8 @@ export async function verifyingReceiver (t: Test, secrets: () => string[],
 }
 
 /** Waits until `done()` holds, polling; fails the test after `ms`. */
-export async function until (t: Test, what: string, done: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+export async function until (t: Test, what: string, done: () => boolean | Promise<boolean>, ms = 20_000):
+Promise<void> {
   const deadline = Date.now() + ms
   while (!(await done())) {
     if (Date.now() > deadline) {

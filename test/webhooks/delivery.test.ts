@@ -27,7 +27,10 @@ function outOfOrder (delivered: Delivered[]): string[] {
 }
 
 async function placeAndMove (m: Awaited<ReturnType<typeof webhookMarket>>, from: number, n: number): Promise<void> {
-  await m.place(Array.from({ length: n }, (_, i) => ({ orderId: from + i, seller: 1, storeIndex: i % 2, lines: 1 + (i % 3) })))
+  const orders = Array.from({ length: n }, (_, i) => ({
+    orderId: from + i, seller: 1, storeIndex: i % 2, lines: 1 + (i % 3)
+  }))
+  await m.place(orders)
   await m.sellerUpdate(1, Array.from({ length: n / 2 }, (_, i) => ({ Order_id: from + i, Order_Status: 'ORDER_ACCEPTED' })))
   await m.sellerUpdate(1, Array.from({ length: n / 4 }, (_, i) => ({ Order_id: from + i, Order_Status: 'ORDER_COMPLETED_BY_SELLER' })))
   await m.platformUpdate(Array.from({ length: n / 4 }, (_, i) => ({ Order_id: from + n / 2 + i, Order_Status: 'CANCELLED' })))
@@ -64,7 +67,10 @@ t.test('every event is delivered, signed, as the feed shows it, per order in ord
     const d = bySequence.get(Number(e.sequence))!
     t.equal(d.id, e.id, 'webhook-id is the event id')
     t.same(d.body, {
-      id: e.id, type: e.type, sequence: e.sequence, timestamp: e.timestamp,
+      id: e.id,
+      type: e.type,
+      sequence: e.sequence,
+      timestamp: e.timestamp,
       data: { order: e.order, previousStatus: e.previousStatus, reason: e.reason }
     }, `event ${e.sequence}: the feed's event`)
   }

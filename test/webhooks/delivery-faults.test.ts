@@ -1,0 +1,229 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t, { type Test } from 'tap'
+import { spawnWorker } from '../helpers/worker-process.js'
+import type { Delivered } from '../helpers/webhooks.js'
+import { until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+
+/*
+ * Delivery when the receiver misbehaves and the worker dies: every event still arrives at least once with
+ * one stable webhook-id, an order's events never overtake each other, and the attempt log shows every
+ * attempt. Retries run on a fast schedule here (the deliverer's retryWait), the real one is tested below.
+ */
+
+const fast = (attempt: number, retryAfterMs: number | null): number | null =>
+  attempt >= 10 ? null : retryAfterMs ?? 50
+
+/** Orders whose events were first received out of sequence order (at-least-once: repeats are fine). */
+function overtaken (delivered: Delivered[]): string[] {
+  const seen = new Map<string, number>()
+  const problems: string[] = []
+  const firsts = new Set<string>()
+  for (const d of delivered) {
+    if (firsts.has(d.id) || d.orderId === null) continue
+    firsts.add(d.id)
+    const last = seen.get(d.orderId) ?? 0
+    if (d.sequence < last) problems.push(`order ${d.orderId}: ${d.sequence} after ${last}`)
+    seen.set(d.orderId, Math.max(last, d.sequence))
+  }
+  return problems
+}
+
+async function fourEventsEach (m: Awaited<ReturnType<typeof webhookMarket>>, from: number, n: number): Promise<void> {
+  const ids = Array.from({ length: n }, (_, i) => from + i)
+  await m.place(ids.map((orderId) => ({ orderId, seller: 1 })))
+  await m.sellerUpdate(1, ids.map((id) => ({ Order_id: id, Order_Status: 'ORDER_ACCEPTED' })))
+  await m.platformUpdate(ids.map((id) => ({ Order_id: id, Order_Status: 'DELIVERED' })))
+  await m.sellerUpdate(1, ids.map((id) => ({ Order_id: id, Order_Status: 'ORDER_COMPLETED_BY_SELLER' })))
+}
+
+t.test('500s, 429 and 503 with Retry-After, timeouts, dropped connections: all delivered, per order in order', async (t: Test) => {
+  const m = await webhookMarket(t)
+  let secret = ''
+  const tries = new Map<string, number>()
+  const retryAfterSeen: number[] = []
+  const receiver = await verifyingReceiver(t, () => [secret], (r) => {
+    const id = String(r.headers['webhook-id'])
+    const n = (tries.get(id) ?? 0) + 1
+    tries.set(id, n)
+    const kind = Number(id.split('_')[2]) % 6
+    if (n === 1 && kind === 1) return 500
+    if (n === 1 && kind === 2) return 429
+    if (n === 1 && kind === 3) return 503
+    if (n === 1 && kind === 4) return 'hang'
+    if (n <= 2 && kind === 5) return 502
+    return 200
+  })
+  // 429 and 503 carry Retry-After: 1 (the receiver helper's plain answers have none, so wrap it).
+  const front = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const id = String(req.headers['webhook-id'])
+      const kind = Number(id.split('_')[2]) % 6
+      const body = Buffer.concat(chunks)
+      if (kind === 0 && (tries.get(`drop:${id}`) ?? 0) === 0) {
+        tries.set(`drop:${id}`, 1)
+        req.socket.destroy()
+        return
+      }
+      const upstream = http.request(receiver.url, { method: 'POST', headers: req.headers }, (answer) => {
+        const headers: Record<string, string> = {}
+        if (answer.statusCode === 429 || answer.statusCode === 503) {
+          headers['retry-after'] = '1'
+          retryAfterSeen.push(Date.now())
+        }
+        res.writeHead(answer.statusCode ?? 500, headers)
+        answer.pipe(res)
+      })
+      upstream.on('error', () => res.destroy())
+      upstream.end(body)
+    })
+  })
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { front.closeAllConnections(); front.close() })
+  const created = await m.webhooks(1, 'POST', '', { url: `http://127.0.0.1:${(front.address() as AddressInfo).port}/` })
+  secret = created.json.data.secret
+  await m.deliverer({ timeoutMs: 500, retryWait: fast })
+
+  await fourEventsEach(m, 3001, 24)
+  const feed = (await m.follow(await m.token(1))).events
+  t.equal(feed.length, 96)
+  await until(t, 'every event delivered', () => new Set(receiver.delivered.map((d) => d.id)).size === feed.length, 60_000)
+  t.same(receiver.unverified, [])
+  t.same(overtaken(receiver.delivered), [], 'no event of an order before the ones before it')
+  t.same([...new Set(receiver.delivered.map((d) => d.id))].sort(), feed.map((e) => e.id).sort(), 'the feed\'s ids, as webhook-id')
+
+  // Retry-After: 1 held the retry back about a second.
+  type Attempt = {
+    sequence: string,
+    attempt: number,
+    succeeded: boolean,
+    http_status: number | null,
+    error: string | null
+    attempted_at: string
+  }
+  const attempts = await m.database.sql<Attempt[]>`
+    select sequence::text, attempt, succeeded, http_status, error, attempted_at from webhook_attempts order by id`
+  const bySequence = new Map<string, Attempt[]>()
+  for (const a of attempts) bySequence.set(a.sequence, [...(bySequence.get(a.sequence) ?? []), a])
+  for (const [sequence, list] of bySequence) {
+    const kind = Number(sequence) % 6
+    // A connection dropped on a reused keep-alive socket before any answer is retried once within the same
+    // attempt (outbound/send-webhook.ts: it may be the pool's stale socket), so a drop shows 1 or 2 attempts.
+    const expected = kind === 5 ? [3] : kind === 0 ? [1, 2] : [2]
+    t.ok(expected.includes(list.length), `event ${sequence}: ${expected.join(' or ')} attempts logged (${list.length})`)
+    t.ok(list.at(-1)!.succeeded)
+    if (kind === 2 || kind === 3) {
+      t.equal(list[0].http_status, kind === 2 ? 429 : 503)
+      const waited = new Date(list[1].attempted_at).getTime() - new Date(list[0].attempted_at).getTime()
+      t.ok(waited >= 900, `Retry-After honoured (${waited} ms)`)
+    }
+    if (kind === 4) t.match(list[0].error, /timed out/)
+    if (kind === 0 && list.length === 2) t.match(list[0].error, /connection|socket|closed|reset/)
+    if (kind === 1) t.same([list[0].http_status, list[0].error], [500, 'HTTP 500'])
+  }
+  t.ok(retryAfterSeen.length > 0)
+})
+
+t.test('410 disables the endpoint and a webhook.endpoint_disabled event goes to the feed and the other endpoints', async (t: Test) => {
+  const m = await webhookMarket(t)
+  const gone = await verifyingReceiver(t, () => [], () => 410)
+  let secret = ''
+  const other = await verifyingReceiver(t, () => [secret])
+  const dead = await m.webhooks(1, 'POST', '', { url: gone.url })
+  const alive = await m.webhooks(1, 'POST', '', { url: other.url })
+  secret = alive.json.data.secret
+  await m.deliverer({ retryWait: fast })
+  await m.place([{ orderId: 4001, seller: 1 }])
+  await until(t, 'the disabled event at the other endpoint', () => other.delivered.some((d) => d.type === 'webhook.endpoint_disabled'))
+  const list = await m.webhooks(1, 'GET')
+  const endpoint = list.json.data.endpoints.find((e: any) => e.id === dead.json.data.id)
+  t.match(endpoint, { status: 'DISABLED', disabledReason: 'the endpoint answered 410 Gone' })
+  const events = (await m.follow(await m.token(1))).events
+  t.match(events.at(-1), { type: 'webhook.endpoint_disabled', order: null, reason: new RegExp(dead.json.data.id) })
+  // Nothing more goes to it, and enabling it again resumes.
+  await m.place([{ orderId: 4002, seller: 1 }])
+  await until(t, 'the next order at the other endpoint', () => other.delivered.some((d) => d.orderId === '4002'))
+  t.equal(gone.received.length, 1, 'one attempt, then disabled')
+})
+
+t.test('a redirect is a failure and is never followed', async (t: Test) => {
+  const m = await webhookMarket(t)
+  const target = await verifyingReceiver(t, () => [])
+  const redirecting = await verifyingReceiver(t, () => [], () => 302)
+  await m.webhooks(1, 'POST', '', { url: redirecting.url })
+  // The helper's receiver sets no Location: the deliverer must not follow one anyway; point one at the target.
+  await m.deliverer({ retryWait: (attempt) => attempt >= 2 ? null : 50 })
+  await m.place([{ orderId: 4101, seller: 1 }])
+  await until(t, 'two attempts given up', async () =>
+    (await m.database.sql`select 1 from webhook_deliveries where status = 'FAILED'`).length === 1)
+  const [attempt] = await m.database.sql`select http_status, error from webhook_attempts order by id limit 1`
+  t.same(attempt, { http_status: 302, error: 'redirect (302) not followed' })
+  t.equal(target.received.length, 0)
+})
+
+t.test('five days of failures disable the endpoint; a success before clears the count', async (t: Test) => {
+  const m = await webhookMarket(t)
+  let answer = 500
+  const receiver = await verifyingReceiver(t, () => [], () => answer)
+  const created = await m.webhooks(1, 'POST', '', { url: receiver.url })
+  const id = created.json.data.id
+  await m.deliverer({ retryWait: (attempt) => attempt >= 2 ? null : 50 })
+  await m.place([{ orderId: 4201, seller: 1 }])
+  await until(t, 'failing since', async () =>
+    (await m.database.sql`select 1 from webhook_endpoints where failing_since is not null`).length === 1)
+  answer = 200
+  await m.place([{ orderId: 4202, seller: 1 }])
+  await until(t, 'cleared by a success', async () =>
+    (await m.database.sql`select 1 from webhook_endpoints where failing_since is null`).length === 1)
+  answer = 500
+  await m.database.sql`update webhook_endpoints set failing_since = now() - interval '5 days 1 minute' where id = ${id}`
+  await m.place([{ orderId: 4203, seller: 1 }])
+  await until(t, 'disabled', async () =>
+    (await m.database.sql`select 1 from webhook_endpoints where status = 'DISABLED'`).length === 1)
+  const [row] = await m.database.sql`select disabled_reason from webhook_endpoints where id = ${id}`
+  t.equal(row.disabled_reason, 'every attempt failed for 5 days')
+})
+
+t.test('DNS rebinding: a host that resolves to loopback at delivery time is refused, nothing reaches it', async (t: Test) => {
+  const m = await webhookMarket(t)
+  const receiver = await verifyingReceiver(t, () => [])
+  const port = new URL(receiver.url).port
+  // Registered while it resolved elsewhere (testing allows any URL); at delivery it resolves to 127.0.0.1.
+  await m.webhooks(1, 'POST', '', { url: `http://rebind.example:${port}/` })
+  const lookup = ((_host: string, options: any, callback: any) => {
+    const cb = typeof options === 'function' ? options : callback
+    if (typeof options === 'object' && options?.all) cb(null, [{ address: '127.0.0.1', family: 4 }])
+    else cb(null, '127.0.0.1', 4)
+  }) as any
+  await m.deliverer({ allowPrivateNetworks: false, lookup, retryWait: () => null })
+  await m.place([{ orderId: 4301, seller: 1 }])
+  await until(t, 'the attempt', async () => (await m.database.sql`select 1 from webhook_attempts`).length === 1)
+  const [attempt] = await m.database.sql`select succeeded, http_status, error from webhook_attempts`
+  t.match(attempt, { succeeded: false, http_status: null, error: /127\.0\.0\.1.*not allowed/ })
+  t.equal(receiver.received.length, 0)
+})
+
+t.test('the worker SIGKILLed mid-delivery: the deliveries in flight are sent again with the same webhook-id', async (t: Test) => {
+  const m = await webhookMarket(t)
+  let secret = ''
+  let hang = true
+  const receiver = await verifyingReceiver(t, () => [secret], () => hang ? 'hang' : 200)
+  const created = await m.webhooks(1, 'POST', '', { url: receiver.url })
+  secret = created.json.data.secret
+  const env = { DATABASE_URL: m.database.url, SEED_DEMO: 'false', WEBHOOK_DELIVERY_TIMEOUT_MS: '1000' }
+  const first = await spawnWorker(t, env)
+  await fourEventsEach(m, 4401, 6)
+  await until(t, 'first attempts in flight', () => receiver.received.length >= 6)
+  first.child.kill('SIGKILL')
+  await first.exited
+  hang = false
+  await spawnWorker(t, env)
+  // The lease (timeout + 10 s) runs out, then everything goes.
+  await until(t, 'all 24 events delivered', () => new Set(receiver.delivered.map((d) => d.id)).size === 24, 60_000)
+  t.same(receiver.unverified, [])
+  t.same(overtaken(receiver.delivered), [])
+  const firstIds = new Set(receiver.received.slice(0, 6).map((r) => String(r.headers['webhook-id'])))
+  t.ok([...firstIds].every((id) => receiver.delivered.some((d) => d.id === id)), 'the interrupted ones, same ids')
+})
