@@ -29,3 +29,16 @@ export async function pruneEvents (db: Db, retentionDays: number, slice = 10_000
   }
   return pruned
 }
+
+/**
+ * The webhook endpoints' finished deliveries and attempt log go with the events they were of: kept as long,
+ * removed by the same hourly job. A delivery still PENDING is never removed (its event may be gone, it is
+ * then given up at its next attempt).
+ */
+export async function pruneWebhookLog (db: Db, retentionDays: number): Promise<number> {
+  const cut = sql`now() - make_interval(days => ${retentionDays}::int)`
+  const attempts = await db.execute(sql`delete from webhook_attempts where attempted_at < ${cut} returning 1`)
+  const deliveries = await db.execute(sql`delete from webhook_deliveries
+    where status <> 'PENDING' and finished_at < ${cut} returning 1`)
+  return attempts.length + deliveries.length
+}

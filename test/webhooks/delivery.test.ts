@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import type { Delivered } from '../helpers/webhooks.js'
 import { until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+import { pruneWebhookLog } from '../../src/events/prune-events.js'
 
 /*
  * Delivery to the seller's own endpoints, end to end: platform placements and seller status changes are
@@ -82,6 +83,16 @@ t.test('every event is delivered, signed, as the feed shows it, per order in ord
   t.equal(log.json.data.attempts.length, 80)
   t.match(log.json.data.attempts[0], { attempt: 1, succeeded: true, httpStatus: 200, error: null, answer: '{"ok":true}' })
   t.equal(log.json.data.pageInfo.hasNext, false)
+
+  // Retention: finished deliveries and attempts older than EVENT_RETENTION_DAYS go; a pending one stays.
+  await m.database.sql`update webhook_attempts set attempted_at = now() - interval '31 days' where sequence <= 10`
+  await m.database.sql`update webhook_deliveries set finished_at = now() - interval '31 days' where sequence <= 10`
+  await m.database.sql`update webhook_deliveries set status = 'PENDING', next_attempt_at = now() + interval '1 day'
+    where sequence = 11`
+  const rows = await m.database.sql`select count(*)::int as n from webhook_deliveries where sequence <= 10`
+  t.equal(await pruneWebhookLog(m.database.db, 30), 10 + rows[0].n)
+  t.same(await m.database.sql`select status from webhook_deliveries where sequence = 11`, [{ status: 'PENDING' }], 'pending kept')
+  t.equal(await pruneWebhookLog(m.database.db, 30), 0)
 })
 
 t.test('a test event, a secret rotation (both secrets sign), a replay', async (t: Test) => {

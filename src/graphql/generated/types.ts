@@ -35,7 +35,7 @@ export type Event = {
   timestamp: Scalars['String']['output'];
   /**
    * order.placed, order.accepted, order.rejected (also the auto-rejection), order.completed, order.cancelled,
-   * order.delivered, webhook.test.
+   * order.delivered, webhook.test, webhook.endpoint_disabled (the last two name no order).
    */
   type: Scalars['String']['output'];
 };
