@@ -185,8 +185,24 @@ export class WebhookDeliverer {
         gone: false
       }
     }
-    const secrets = [this.options.box.open(d.endpointId, d.secret)]
-    if (d.previousSecret !== null) secrets.push(this.options.box.open(d.endpointId, d.previousSecret))
+    let secrets: string[]
+    try {
+      secrets = [this.options.box.open(d.endpointId, d.secret)]
+      if (d.previousSecret !== null) secrets.push(this.options.box.open(d.endpointId, d.previousSecret))
+    } catch {
+      // Sealed under another WEBHOOK_SECRETS_KEY (changed without re-keying) or damaged: nothing can be
+      // signed. A failed attempt in the log says so, and the schedule (and the five-day rule) apply.
+      return {
+        ...base,
+        succeeded: false,
+        httpStatus: null,
+        error: 'the endpoint\'s secret cannot be read: was WEBHOOK_SECRETS_KEY changed?',
+        durationMs: 0,
+        answer: '',
+        retryInMs: (this.options.retryWait ?? retryWaitMs)(d.attempt, null),
+        gone: false
+      }
+    }
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'order-exchange-webhooks/2',

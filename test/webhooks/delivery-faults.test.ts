@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { spawnWorker } from '../helpers/worker-process.js'
+import { SecretBox } from '../../src/webhooks/secret-box.js'
+import { newEndpointSecret } from '../../src/outbound/standard-signature.js'
 import type { Delivered } from '../helpers/webhooks.js'
 import { until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
 
@@ -227,3 +230,61 @@ t.test('the worker SIGKILLed mid-delivery: the deliveries in flight are sent aga
   const firstIds = new Set(receiver.received.slice(0, 6).map((r) => String(r.headers['webhook-id'])))
   t.ok([...firstIds].every((id) => receiver.delivered.some((d) => d.id === id)), 'the interrupted ones, same ids')
 })
+
+t.test('delivering to every forbidden range is refused before connecting, by name or by address', async (t: Test) => {
+  const m = await webhookMarket(t)
+  const forbidden = ['127.0.0.1', '10.1.2.3', '172.16.5.4', '192.168.0.10', '169.254.169.254', '100.64.0.1', '0.0.0.0',
+    '224.0.0.251', '240.0.0.1', '::1', 'fd00::1', 'fe80::1', '::ffff:10.0.0.1', '::']
+  const address = new Map(forbidden.map((ip, i) => [`h${i}.example`, ip]))
+  // Registered by name (testing allows any URL at registration; the delivery-time check is what is tested),
+  // and, for the IPv4 ones, as a literal address written straight into the table (no lookup happens then).
+  // More than the 10 a seller may register: written into the table, each with a secret sealed for it.
+  const box = SecretBox.of(m.config)!
+  const urls = [...[...address.keys()].map((h) => `http://${h}:9/`),
+    ...forbidden.filter((a) => !a.includes(':')).map((ip) => `http://${ip}:9/`)]
+  for (const url of urls) {
+    const id = randomUUID()
+    await m.database.sql`insert into webhook_endpoints (id, seller_id, url, secret, last_sequence)
+      values (${id}, 1, ${url}, ${box.seal(id, newEndpointSecret())}, 0)`
+  }
+  const lookup = ((host: string, options: any, callback: any) => {
+    const cb = typeof options === 'function' ? options : callback
+    const ip = address.get(host)
+    if (ip === undefined) return cb(Object.assign(new Error('not found'), { code: 'ENOTFOUND' }))
+    const family = ip.includes(':') ? 6 : 4
+    if (typeof options === 'object' && options?.all) cb(null, [{ address: ip, family }])
+    else cb(null, ip, family)
+  }) as any
+  await m.deliverer({ allowPrivateNetworks: false, lookup, retryWait: () => null, timeoutMs: 1000 })
+  await m.place([{ orderId: 4501, seller: 1 }])
+  const endpoints = address.size + forbidden.filter((a) => !a.includes(':')).length
+  await until(t, 'one attempt per endpoint', async () => {
+    const n = (await m.database.sql`select 1 from webhook_attempts`).length
+    return n === endpoints
+  })
+  const attempts = await m.database.sql<Array<{ url: string, succeeded: boolean, error: string, duration_ms: number }>>`
+    select w.url, a.succeeded, a.error, a.duration_ms from webhook_attempts a join webhook_endpoints w on w.id = a.endpoint_id`
+  for (const a of attempts) {
+    t.notOk(a.succeeded, a.url)
+    t.match(a.error, /not allowed/, `${a.url}: ${a.error}`)
+  }
+})
+
+t.test('a secret that cannot be opened (WEBHOOK_SECRETS_KEY changed) is a failed attempt in the log, not a silent loop',
+  async (t: Test) => {
+    const m = await webhookMarket(t)
+    const receiver = await verifyingReceiver(t, () => [])
+    const created = await m.webhooks(1, 'POST', '', { url: receiver.url })
+    // Sealed for another endpoint id: the authentication tag does not match.
+    const box = SecretBox.of(m.config)!
+    await m.database.sql`update webhook_endpoints set secret = ${box.seal(randomUUID(), newEndpointSecret())}
+      where id = ${created.json.data.id}`
+    await m.deliverer({ retryWait: (attempt) => attempt >= 2 ? null : 50 })
+    await m.place([{ orderId: 4601, seller: 1 }])
+    await until(t, 'given up', async () =>
+      (await m.database.sql`select 1 from webhook_deliveries where status = 'FAILED'`).length === 1)
+    const attempts = await m.database.sql`select attempt, succeeded, error from webhook_attempts order by id`
+    t.same(attempts.map((a) => a.attempt), [1, 2])
+    t.match(attempts[0].error, /secret cannot be read/)
+    t.equal(receiver.received.length, 0, 'nothing unsigned was sent')
+  })
