@@ -18,6 +18,11 @@ import {
   OutstandingShipmentRecord, RowErrors
 } from '../src/shipments/sync-row.js'
 import { CONTROL } from '../src/references/reference-row.js'
+import {
+  AttemptPageSchema, AttemptQuerySchema, AttemptSchema, CreatedEndpointSchema, CreateEndpointSchema,
+  DeletedEndpointSchema, EndpointListSchema, EndpointSchema, EventTypeSchema, PatchEndpointSchema,
+  ReplayResultSchema, ReplaySchema, RotatedSecretSchema, TestResultSchema
+} from '../src/webhooks/schemas.js'
 import { REFERENCE_TYPES, ReferenceErrors } from '../src/references/texts.js'
 
 /*
@@ -83,7 +88,29 @@ const named: Record<string, unknown> = {
   PlatformOrder: PlatformOrderSchema,
   PlatformOrdersRequest: contract.restEndpoints.platformOrders.request,
   PlatformStatusUpdateItem: PlatformStatusUpdateItemSchema,
-  PlatformStatusUpdateRequest: contract.PlatformStatusUpdateRequestSchema
+  PlatformStatusUpdateRequest: contract.PlatformStatusUpdateRequestSchema,
+  WebhookEventType: EventTypeSchema,
+  WebhookEndpointCreate: CreateEndpointSchema,
+  WebhookEndpointPatch: PatchEndpointSchema,
+  WebhookEndpoint: EndpointSchema,
+  WebhookEndpointCreated: CreatedEndpointSchema,
+  WebhookEndpointCreatedResponse: contract.WebhookEndpointCreatedResponseSchema,
+  WebhookEndpointList: EndpointListSchema,
+  WebhookEndpointListResponse: contract.WebhookEndpointListResponseSchema,
+  WebhookEndpointResponse: contract.WebhookEndpointResponseSchema,
+  WebhookEndpointDeleted: DeletedEndpointSchema,
+  WebhookEndpointDeletedResponse: contract.WebhookEndpointDeletedResponseSchema,
+  WebhookSecretRotated: RotatedSecretSchema,
+  WebhookSecretRotatedResponse: contract.WebhookSecretRotatedResponseSchema,
+  WebhookTestResult: TestResultSchema,
+  WebhookTestResponse: contract.WebhookTestResponseSchema,
+  WebhookAttemptQuery: AttemptQuerySchema,
+  WebhookAttempt: AttemptSchema,
+  WebhookAttemptPage: AttemptPageSchema,
+  WebhookAttemptPageResponse: contract.WebhookAttemptPageResponseSchema,
+  WebhookReplay: ReplaySchema,
+  WebhookReplayResult: ReplayResultSchema,
+  WebhookReplayResponse: contract.WebhookReplayResponseSchema
 }
 
 /**

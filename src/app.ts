@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { corsOrigins, explorerEnabled, type Config } from './config.js'
@@ -15,6 +15,8 @@ import rateLimitPlugin from './plugins/rate-limit.js'
 import loadSheddingPlugin from './plugins/load-shedding.js'
 import metricsPlugin from './plugins/metrics.js'
 import { createMetrics, type ServiceMetrics } from './metrics.js'
+import { RequestError } from './errors.js'
+import { failure } from './rest-envelope.js'
 import healthRoutes from './routes/health.js'
 import graphqlPlugin from './graphql/plugin.js'
 import { GRAPHQL_PATH } from './graphql/route.js'
@@ -64,7 +66,18 @@ export async function buildApp (
     // failing the whole body as invalid JSON (JSON.parse never lets it touch a prototype anyway).
     onProtoPoisoning: 'remove',
     onConstructorPoisoning: 'remove',
-    ajv: { customOptions: { coerceTypes: false } }
+    ajv: { customOptions: { coerceTypes: false } },
+    // A path the router cannot even take apart (bad percent-encoding, a parameter longer than
+    // maxParamLength) names no route: the REST 404, not Fastify's own body with its error code.
+    frameworkErrors: (error, request, untyped) => {
+      const reply = untyped as unknown as FastifyReply
+      if (error.code !== 'FST_ERR_BAD_URL' && error.code !== 'FST_ERR_MAX_PARAM_LENGTH') {
+        return reply.code(400).send(failure(400, 'Invalid request', 'BAD_REQUEST'))
+      }
+      const path = request.url.split('?')[0].slice(0, 200)
+      const notFound = new RequestError.NotFound(request.method, path)
+      return reply.code(404).send(failure(404, notFound.message, notFound.code))
+    }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.addHook('onSend', async (request, reply) => { reply.header('x-request-id', request.id) })

@@ -10,8 +10,9 @@ import { createSeller, credential, platformKey } from './helpers/fixtures.js'
 
 /*
  * The idempotency wrapper: a route that says `config: { idempotent: true }` and answers through
- * withIdempotency gets claim, replay and mismatch without writing any of it, and every mutating endpoint
- * of the REST contract is such a route. Test-only routes are added to the real app.
+ * withIdempotency gets claim, replay and mismatch without writing any of it, and every batch endpoint of
+ * the REST contract is such a route (the webhook endpoint routes are not, on purpose: README "Webhook
+ * endpoints"). Test-only routes are added to the real app.
  */
 
 async function appWithTestRoutes (t: Parameters<typeof testDatabase>[0]) {
@@ -95,9 +96,14 @@ t.test('a route cannot half-use the wrapper: each way is a 500, never an ignored
   t.equal(await status('/test/no-credential', 'k'), 500, 'keys are per credential')
 })
 
-t.test('every mutating endpoint of the REST contract is idempotent', async (t) => {
+type Sent = { headers: Record<string, string>, payload: unknown }
+
+t.test('every endpoint of the REST contract that takes an Idempotency-Key replays; the others are named with why', async (t) => {
   const { app, key, platform } = await appWithTestRoutes(t)
-  // A request each endpoint accepts: a new endpoint in the contract needs a line here (a type error without).
+  // A request each idempotent endpoint accepts, or why an endpoint takes no key: a new endpoint in the contract
+  // needs a line here (a type error without).
+  const noKey = (why: string) => ({ notIdempotent: why })
+  const secret = noKey('a replayed answer would have to store the secret in the clear (README "Webhook endpoints")')
   const requests = {
     statusUpdate: {
       headers: { authorization: `Bearer ${key}` },
@@ -138,10 +144,32 @@ t.test('every mutating endpoint of the REST contract is idempotent', async (t) =
     platformDeals: {
       headers: { authorization: `Bearer ${platform}` },
       payload: [{ id: 1, companyId: 900, offerId: 1, dealDate: '2024-06-30', dealPrice: 1, maxQuantity: 1 }]
-    }
-  } satisfies Record<keyof typeof restEndpoints, { headers: Record<string, string>, payload: unknown }>
-  for (const [name, endpoint] of Object.entries(restEndpoints)) {
-    const { headers, payload } = requests[name as keyof typeof restEndpoints]
+    },
+    webhookEndpointCreate: secret,
+    webhookEndpointList: noKey('a read'),
+    webhookEndpointUpdate: noKey('a patch sent again sets the same values again'),
+    webhookEndpointDelete: noKey('deleting again is a 404 and changes nothing'),
+    webhookSecretRotate: secret,
+    webhookTest: noKey('sent twice, two webhook.test events: harmless'),
+    webhookAttemptList: noKey('a read'),
+    webhookReplay: noKey('sent twice, the events are queued twice with their own webhook-id: a receiver that de-duplicates drops them')
+  } satisfies Record<keyof typeof restEndpoints, Sent | { notIdempotent: string }>
+  const idempotent = Object.entries(restEndpoints).flatMap(([name, endpoint]) => {
+    const request = requests[name as keyof typeof restEndpoints]
+    return 'payload' in request ? [{ name, endpoint, ...request }] : []
+  })
+
+  // The selection is the routes' own: the document says Idempotency-Key where a route declares idempotent.
+  const document = (await app.inject({ url: '/v2/openapi.json' })).json()
+  const takesKey = Object.values(restEndpoints).filter((endpoint) => {
+    const operation = document.paths[endpoint.path][endpoint.method.toLowerCase()]
+    return (operation.parameters ?? []).some((p: { in: string, name: string }) => p.in === 'header' && p.name === 'idempotency-key')
+  })
+  t.same(takesKey.map((e) => `${e.method} ${e.path}`), idempotent.map(({ endpoint: e }) => `${e.method} ${e.path}`),
+    'the endpoints given a request here are exactly those whose route declares idempotent')
+  t.ok(idempotent.length >= 10, 'the batch endpoints, at least')
+
+  for (const { name, endpoint, headers, payload } of idempotent) {
     const inject = () => app.inject({
       method: endpoint.method as InjectOptions['method'],
       url: endpoint.path,

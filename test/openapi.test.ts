@@ -2,23 +2,31 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Validator } from '@seriousme/openapi-schema-validator'
-import type { TSchema } from '@sinclair/typebox'
+import { FormatRegistry, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
-import { RequestFailureSchema, restEndpoints } from '../src/routes/rest-contract.js'
+import { RequestFailureSchema, restEndpoints, type Endpoint } from '../src/routes/rest-contract.js'
+import { WebhookText } from '../src/webhooks/texts.js'
 import { build } from './helpers/build.js'
+import { createSeller, credential } from './helpers/fixtures.js'
 
 /*
- * GET /v2/openapi.json: a valid OpenAPI 3.1 document of both REST endpoints, exactly the committed
- * schema/openapi.json (generated from the routes), with every answer and examples that are what the
- * service sends. The explorers (/docs, /graphiql) follow config.
+ * GET /v2/openapi.json: a valid OpenAPI 3.1 document of the REST endpoints of the contract, exactly the
+ * committed schema/openapi.json (generated from the routes), with every answer and examples that are what
+ * the service sends. The explorers (/docs, /graphiql) follow config.
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
+// Fastify checks formats (ajv-formats); TypeBox's Value.Check knows only those registered.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', (value) => UUID.test(value))
+
 interface Operation {
   operationId: string
+  tags: string[]
   security: Array<Record<string, unknown>>
+  parameters?: Array<{ in: string, name: string, required: boolean }>
   requestBody: { required: boolean, content: { 'application/json': { schema: unknown, examples: Record<string, { value: unknown }> } } }
   responses: Record<string, { description: string, headers?: Record<string, unknown>, content: { 'application/json': { schema: unknown, examples: Record<string, { value: unknown }> } } }>
 }
@@ -40,8 +48,16 @@ t.test('the document validates as OpenAPI 3.1 and is the committed schema/openap
     '/v2/platform/retailers',
     '/v2/platform/sellers', '/v2/platform/sellers/points',
     '/v2/references/sync-data',
-    '/v2/shipments/outstanding/sync-data'
+    '/v2/shipments/outstanding/sync-data',
+    '/v2/webhooks/endpoints', '/v2/webhooks/endpoints/{id}',
+    '/v2/webhooks/endpoints/{id}/deliveries', '/v2/webhooks/endpoints/{id}/replay',
+    '/v2/webhooks/endpoints/{id}/rotate-secret', '/v2/webhooks/endpoints/{id}/test'
   ], 'the REST endpoints of the contract, nothing else')
+  const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>)
+    .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`))
+  t.same(operations.sort(), Object.values(restEndpoints).map((e) => `${e.method} ${e.path}`).sort(),
+    'each operation is one of the contract, each endpoint of the contract an operation (no HEAD)')
+  t.same(document.tags.map((tag: { name: string }) => tag.name), ['Accounting', 'Shipments', 'References', 'Platform', 'Webhooks'])
   t.same(Object.keys(document.components.securitySchemes).sort(), ['apiKeyBearer', 'apiKeyHeader', 'platformKeyBearer'])
   t.match(document.components.securitySchemes, { apiKeyBearer: { type: 'http', scheme: 'bearer' }, apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' } })
 })
@@ -84,13 +100,99 @@ t.test('each endpoint: its security, request, every answer, and examples the sch
   }, 'the sync 200 with unmatched')
 })
 
-t.test('the documented examples are what the service answers', async (t) => {
+t.test('the webhook endpoints: paths with {id}, methods, API key as Bearer, the Webhooks tag, no Idempotency-Key', async (t) => {
   const { app } = await build(t)
+  const document = (await app.inject({ url: '/v2/openapi.json' })).json()
+  const webhooks = Object.entries(restEndpoints).filter(([, e]) => e.path.startsWith('/v2/webhooks/'))
+  t.same(webhooks.map(([, e]) => `${e.method} ${e.path}`), [
+    'POST /v2/webhooks/endpoints',
+    'GET /v2/webhooks/endpoints',
+    'PATCH /v2/webhooks/endpoints/{id}',
+    'DELETE /v2/webhooks/endpoints/{id}',
+    'POST /v2/webhooks/endpoints/{id}/rotate-secret',
+    'POST /v2/webhooks/endpoints/{id}/test',
+    'GET /v2/webhooks/endpoints/{id}/deliveries',
+    'POST /v2/webhooks/endpoints/{id}/replay'
+  ], 'the eight routes of README "Webhook endpoints" are in the contract')
+  const operationIds = new Set<string>()
+  for (const [name, endpoint] of webhooks as Array<[string, Endpoint]>) {
+    const operation = document.paths[endpoint.path]?.[endpoint.method.toLowerCase()] as Operation | undefined
+    if (operation === undefined) {
+      t.fail(`${name}: ${endpoint.method} ${endpoint.path} is documented`)
+      continue
+    }
+    const what = `${operation.operationId} (${endpoint.method} ${endpoint.path})`
+    operationIds.add(operation.operationId)
+    t.same(operation.tags, ['Webhooks'], `${what}: tag`)
+    t.same(operation.security, [{ apiKeyBearer: [] }], `${what}: the API key as a Bearer token`)
+    const parameters = (operation.parameters ?? []).map((p) => `${p.in} ${p.name}${p.required ? '' : '?'}`).sort()
+    const expected = [
+      ...(endpoint.path.includes('{id}') ? ['path id'] : []),
+      ...(name === 'webhookAttemptList' ? ['query after?', 'query limit?', 'query status?'] : [])
+    ].sort()
+    t.same(parameters, expected, `${what}: its parameters, and no Idempotency-Key (these routes take none)`)
+    t.equal(operation.requestBody !== undefined, endpoint.request !== undefined, `${what}: a body exactly when it reads one`)
+    for (const [example, { value }] of Object.entries(operation.requestBody?.content['application/json'].examples ?? {})) {
+      t.ok(Value.Check(endpoint.request!, value), `${what}: request example ${example} fits the request schema`)
+    }
+    const statuses = Object.keys(operation.responses)
+    t.ok(statuses.every((s) => s in endpoint.responses), `${what}: every documented answer is one of the contract`)
+    t.same(['401', '429', '500', '503'].filter((s) => !statuses.includes(s)), [], `${what}: at least 401, 429, 500, 503`)
+    for (const [status, answer] of Object.entries(operation.responses)) {
+      const schema: TSchema = (endpoint.responses as Record<string, TSchema>)[status]!
+      const examples = Object.entries(answer.content['application/json'].examples)
+      t.ok(examples.length > 0, `${what} ${status} has an example`)
+      for (const [example, { value }] of examples) {
+        t.ok(Value.Check(schema, value), `${what} ${status} example ${example} fits its schema`)
+        t.equal((value as { statusCode: number }).statusCode, Number(status), `${what} ${status} ${example}: statusCode mirrors the status`)
+      }
+    }
+    t.ok(operation.responses['503']!.headers?.['Retry-After'], `${what}: 503 says Retry-After`)
+    if (endpoint.path.includes('{id}')) t.ok(operation.responses['404'], `${what}: another seller's endpoint is a 404`)
+  }
+  t.equal(operationIds.size, webhooks.length, 'an operationId each')
+  const create = document.paths['/v2/webhooks/endpoints'].post as Operation
+  t.match(create.requestBody.content['application/json'].examples, {
+    erp: { value: { url: 'https://erp.example.com/hooks/orders', types: ['order.placed', 'order.cancelled'], description: 'ERP' } }
+  }, 'the README\'s request')
+  t.match(create.responses['201']!.content['application/json'].examples, {
+    created: {
+      value: {
+        error: false,
+        status: true,
+        statusCode: 201,
+        message: WebhookText.created,
+        data: { url: 'https://erp.example.com/hooks/orders', status: 'ENABLED', disabledReason: null, secret: /^whsec_/ }
+      }
+    }
+  }, 'and the README\'s answer')
+  t.match(create.responses['409']!.content['application/json'].examples, { tooMany: { value: { code: 'TOO_MANY_WEBHOOK_ENDPOINTS' } } })
+  t.match(create.responses['400']!.content['application/json'].examples, {
+    notHttps: { value: { code: 'INVALID_WEBHOOK_URL', message: 'url must use https' } },
+    privateHost: { value: { code: 'INVALID_WEBHOOK_URL', message: /private/ } }
+  })
+  t.match(create.responses['503']!.content['application/json'].examples, { notConfigured: { value: { code: 'WEBHOOKS_NOT_CONFIGURED' } } })
+  const test = document.paths['/v2/webhooks/endpoints/{id}/test'].post as Operation
+  t.match(test.responses['409']!.content['application/json'].examples, { disabled: { value: { code: 'WEBHOOK_ENDPOINT_DISABLED' } } })
+  const replay = document.paths['/v2/webhooks/endpoints/{id}/replay'].post as Operation
+  t.match(replay.responses['400']!.content['application/json'].examples, { eventNotFound: { value: { code: 'EVENT_NOT_FOUND' } } })
+})
+
+t.test('the documented examples are what the service answers', async (t) => {
+  const { app, database } = await build(t)
   const document = (await app.inject({ url: '/v2/openapi.json' })).json()
   const examples = (document.paths['/v2/accounting/orders/update-status'].post as Operation).responses
   const key = 'oxs_test_ak_nope'
   const unauthorized = await app.inject({ method: 'POST', url: '/v2/accounting/orders/update-status', headers: { authorization: `Bearer ${key}` }, payload: {} })
   t.same(unauthorized.json(), examples['401']!.content['application/json'].examples.unauthorized!.value)
+
+  const seller = await credential(database, (await createSeller(database)).sellerId, 'api-key')
+  const deleted = document.paths['/v2/webhooks/endpoints/{id}'].delete as Operation
+  const missing = await app.inject({
+    method: 'DELETE', url: '/v2/webhooks/endpoints/8d2b1e47-9c3a-4f6e-b5d0-1a7c9e3f2b85', headers: { authorization: `Bearer ${seller}` }
+  })
+  t.equal(missing.statusCode, 404)
+  t.same(missing.json(), deleted.responses['404']!.content['application/json'].examples.notFound!.value, 'a webhook endpoint\'s 404')
 })
 
 t.test('the explorers: on in testing, off in production unless EXPLORER_ENABLED', async (t) => {

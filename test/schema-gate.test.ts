@@ -60,11 +60,13 @@ t.test('a removed GraphQL field fails; an added one passes and is listed as safe
   t.match(failed.out, /breaking \(1\):\n\s+Order\.retailerName: Field 'retailerName' was removed from object type 'Order'/)
   t.match(failed.out, /FAIL: 1 breaking change/)
 
+  // Safe changes not yet published (`npm run schema:publish`) are listed too; the field and its description: two more.
+  const pending = Number(/safe \((\d+)\)/.exec((await checkout(t).gate()).out)?.[1] ?? 0)
   const added = checkout(t)
   added.edit('schema.graphql', (s) => s.replace(/retailerName: String!/, 'retailerName: String!\n  """A new field"""\n  retailerCity: String'))
   const passed = await added.gate()
   t.ok(passed.ok, passed.out)
-  t.match(passed.out, /safe \(2\):\n\s+Order\.retailerCity: Field 'retailerCity' was added to object type 'Order'/)
+  t.match(passed.out, new RegExp(`safe \\(${pending + 2}\\):\\n\\s+Order\\.retailerCity: Field 'retailerCity' was added to object type 'Order'`))
 
   const enumValue = checkout(t)
   enumValue.edit('schema.graphql', (s) => s.replace(/enum OrderStatus \{/, 'enum OrderStatus {\n  ON_HOLD'))
@@ -105,6 +107,39 @@ t.test('REST: a removed response field or a newly required request field fails; 
   const passed = await added.gate()
   t.ok(passed.ok, passed.out)
   t.match(passed.out, /PUT \/v2\/shipments\/outstanding\/sync-data 200 data\.elapsedMs: field added/)
+})
+
+t.test('REST: path parameters and the query string are requests too; a body where there was none breaks', async (t) => {
+  const repo = checkout(t)
+  await publish(repo.dir)
+  repo.commit('the webhook endpoints published')
+  t.ok((await repo.gate()).ok, 'published as they are: nothing pending')
+  const edit = (change: (endpoints: Record<string, any>) => void) => repo.edit('schema/rest.json', (s) => {
+    const contract = JSON.parse(s)
+    change(contract.endpoints)
+    return JSON.stringify(contract)
+  })
+  const deliveries = 'GET /v2/webhooks/endpoints/{id}/deliveries'
+
+  edit((e) => { e.webhookAttemptList.query.properties.order = { type: 'string' } })
+  const added = await repo.gate()
+  t.ok(added.ok, added.out)
+  t.match(added.out, `${deliveries} query order: field added`)
+
+  edit((e) => { e.webhookAttemptList.query.required = ['limit'] })
+  const required = await repo.gate()
+  t.notOk(required.ok)
+  t.match(required.out, `${deliveries} query limit: now required`)
+
+  edit((e) => {
+    e.webhookAttemptList.query.required = []
+    e.webhookEndpointDelete.request = { type: 'object', properties: {} }
+    e.webhookEndpointUpdate.params.properties.id.maxLength = 36
+  })
+  const body = await repo.gate()
+  t.notOk(body.ok)
+  t.match(body.out, 'DELETE /v2/webhooks/endpoints/{id} request: now requires a body')
+  t.match(body.out, 'PATCH /v2/webhooks/endpoints/{id} params id: narrower: maxLength 100 → 36')
 })
 
 t.test('a breaking change passes only when published and listed under "Breaking" in CHANGELOG.md', async (t) => {

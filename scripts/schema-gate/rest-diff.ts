@@ -4,14 +4,26 @@ import type { Level, SchemaChange } from './changes.js'
  * Breaking-change detection for the REST contract (schema/rest.json: JSON Schema as TypeBox writes it).
  * What may change depends on which way data flows: a request schema says what the service accepts, so
  * accepting less breaks clients and accepting more does not; a response schema says what clients receive,
- * so removing a field or returning a new shape breaks them and adding a field does not.
+ * so removing a field or returning a new shape breaks them and adding a field does not. The path
+ * parameters (params) and the query string (query) are requests too; an endpoint without them takes none,
+ * and one without a request schema reads no body.
  */
 
 type Schema = Record<string, unknown>
 type Direction = 'request' | 'response'
 
-interface Endpoint { method: string, path: string, request: Schema, responses: Record<string, Schema> }
+interface Endpoint {
+  method: string
+  path: string
+  params?: Schema
+  query?: Schema
+  request?: Schema
+  responses: Record<string, Schema>
+}
 export interface RestContract { endpoints: Record<string, Endpoint> }
+
+/** Parameters an endpoint does not take: adding an optional one is safe, a required one breaks. */
+const NO_PARAMETERS: Schema = { type: 'object', properties: {} }
 
 const LOWER_BOUNDS = ['minimum', 'exclusiveMinimum', 'minLength', 'minItems'] as const
 const UPPER_BOUNDS = ['maximum', 'exclusiveMaximum', 'maxLength', 'maxItems'] as const
@@ -88,8 +100,8 @@ class Differ {
     const newProps = (after.properties ?? {}) as Record<string, Schema>
     const oldRequired = new Set((before.required ?? []) as string[])
     const newRequired = new Set((after.required ?? []) as string[])
-    // "POST /v2/… 200 data.failed": a space after the route's request or status, dots below.
-    const top = path.endsWith(' request') || /\s\d{3}$/.test(path)
+    // "POST /v2/… 200 data.failed": a space after the route's request, params, query or status, dots below.
+    const top = / (request|params|query)$/.test(path) || /\s\d{3}$/.test(path)
     const at = (name: string): string => top ? `${path} ${name}` : `${path}.${name}`
     for (const [name, schema] of Object.entries(oldProps)) {
       const match = newProps[name]
@@ -126,7 +138,11 @@ export function diffRest (before: RestContract, after: RestContract): SchemaChan
       differ.add('BREAKING', route, 'endpoint removed')
       continue
     }
-    differ.node(endpoint.request, match.request, `${route} request`, 'request')
+    differ.node(endpoint.params ?? NO_PARAMETERS, match.params ?? NO_PARAMETERS, `${route} params`, 'request')
+    differ.node(endpoint.query ?? NO_PARAMETERS, match.query ?? NO_PARAMETERS, `${route} query`, 'request')
+    if (endpoint.request && match.request) differ.node(endpoint.request, match.request, `${route} request`, 'request')
+    else if (endpoint.request) differ.add('NON_BREAKING', `${route} request`, 'body no longer read')
+    else if (match.request) differ.add('BREAKING', `${route} request`, 'now requires a body')
     for (const [status, schema] of Object.entries(endpoint.responses)) {
       const answer = match.responses[status]
       if (answer) differ.node(schema, answer, `${route} ${status}`, 'response')

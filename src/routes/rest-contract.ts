@@ -9,10 +9,16 @@ import { MAX_REFERENCE_ROWS, ReferencesDataSchema, ReferencesRequestSchema } fro
 import {
   BatchDataSchema, MAX_ITEMS, PlatformStatusUpdateItemSchema, StatusUpdateItemSchema
 } from '../status-update/schemas.js'
-import { FailureEnvelope, FailureEnvelopeWithData, SuccessEnvelope } from '../rest-envelope.js'
+import {
+  AttemptPageSchema, AttemptQuerySchema, CreatedEndpointSchema, CreateEndpointSchema, DeletedEndpointSchema,
+  EndpointListSchema, EndpointParamsSchema, EndpointSchema, PatchEndpointSchema, ReplayResultSchema, ReplaySchema,
+  RotatedSecretSchema, TestResultSchema
+} from '../webhooks/schemas.js'
+import { CreatedEnvelope, FailureEnvelope, FailureEnvelopeWithData, SuccessEnvelope } from '../rest-envelope.js'
 
 /*
- * The REST contract in one place: each endpoint's method, path, request and answers as TypeBox schemas.
+ * The REST contract in one place: each endpoint's method, path (with its parameters), query string, request
+ * body and answers as TypeBox schemas.
  * The routes take their paths and response schemas from here; `npm run generate` writes them to
  * schema/rest.json (the working REST schema the schema gate compares with schema/published/) and to the
  * client package's types (packages/client/src/generated/rest.ts). Static<> types for TypeScript callers
@@ -29,6 +35,9 @@ export const PLATFORM_ORDER_STATUS_PATH = '/v2/platform/orders/update-status'
 export const PLATFORM_RETAILERS_PATH = '/v2/platform/retailers'
 export const PLATFORM_CATALOGUE_PATH = '/v2/platform/catalogue'
 export const PLATFORM_DEALS_PATH = '/v2/platform/deals'
+export const WEBHOOK_ENDPOINTS_PATH = '/v2/webhooks/endpoints'
+/** One of the seller's webhook endpoints: a path parameter, written as OpenAPI writes it (routePath() for Fastify). */
+export const WEBHOOK_ENDPOINT_PATH = `${WEBHOOK_ENDPOINTS_PATH}/{id}`
 
 export const StatusUpdateRequestSchema = Type.Object({
   order_status: Type.Array(StatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
@@ -74,11 +83,62 @@ export const PlatformBatchResponseSchema = Type.Composite([SuccessEnvelope(Platf
 })
 export type PlatformBatchResponse = Static<typeof PlatformBatchResponseSchema>
 
+export const WebhookEndpointCreatedResponseSchema = Type.Composite([CreatedEnvelope(CreatedEndpointSchema)], {
+  title: 'WebhookEndpointCreatedResponse', description: 'The endpoint was created; its secret is in this answer alone'
+})
+export type WebhookEndpointCreatedResponse = Static<typeof WebhookEndpointCreatedResponseSchema>
+
+export const WebhookEndpointListResponseSchema = Type.Composite([SuccessEnvelope(EndpointListSchema)], {
+  title: 'WebhookEndpointListResponse', description: 'The seller\'s webhook endpoints, oldest first (never a secret)'
+})
+export type WebhookEndpointListResponse = Static<typeof WebhookEndpointListResponseSchema>
+
+export const WebhookEndpointResponseSchema = Type.Composite([SuccessEnvelope(EndpointSchema)], {
+  title: 'WebhookEndpointResponse', description: 'The endpoint as it is now'
+})
+export type WebhookEndpointResponse = Static<typeof WebhookEndpointResponseSchema>
+
+export const WebhookEndpointDeletedResponseSchema = Type.Composite([SuccessEnvelope(DeletedEndpointSchema)], {
+  title: 'WebhookEndpointDeletedResponse', description: 'The endpoint was removed with its queue and attempt log'
+})
+export type WebhookEndpointDeletedResponse = Static<typeof WebhookEndpointDeletedResponseSchema>
+
+export const WebhookSecretRotatedResponseSchema = Type.Composite([SuccessEnvelope(RotatedSecretSchema)], {
+  title: 'WebhookSecretRotatedResponse', description: 'A new secret; the previous one also signs for 24 hours'
+})
+export type WebhookSecretRotatedResponse = Static<typeof WebhookSecretRotatedResponseSchema>
+
+export const WebhookTestResponseSchema = Type.Composite([SuccessEnvelope(TestResultSchema)], {
+  title: 'WebhookTestResponse', description: 'A webhook.test event was recorded and queued for this endpoint alone'
+})
+export type WebhookTestResponse = Static<typeof WebhookTestResponseSchema>
+
+export const WebhookAttemptPageResponseSchema = Type.Composite([SuccessEnvelope(AttemptPageSchema)], {
+  title: 'WebhookAttemptPageResponse', description: 'A page of the endpoint\'s attempt log, oldest first'
+})
+export type WebhookAttemptPageResponse = Static<typeof WebhookAttemptPageResponseSchema>
+
+export const WebhookReplayResponseSchema = Type.Composite([SuccessEnvelope(ReplayResultSchema)], {
+  title: 'WebhookReplayResponse', description: 'The events were queued for this endpoint again'
+})
+export type WebhookReplayResponse = Static<typeof WebhookReplayResponseSchema>
+
 export interface Endpoint {
-  method: 'POST' | 'PUT'
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  /** As OpenAPI writes it: a path parameter in braces (/v2/webhooks/endpoints/{id}); routePath() gives Fastify's. */
   path: string
-  request: TSchema
+  /** The path parameters, one property each; absent: the path has none. */
+  params?: TSchema
+  /** The query string's parameters; absent: the endpoint reads none. */
+  query?: TSchema
+  /** The JSON body; absent: the endpoint reads none. */
+  request?: TSchema
   responses: Record<number, TSchema>
+}
+
+/** A contract path as Fastify routes it: /v2/webhooks/endpoints/{id} → /v2/webhooks/endpoints/:id. */
+export function routePath (path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1')
 }
 
 /** What both endpoints may answer besides their own 200 and 400 (errors.ts RequestError). */
@@ -89,6 +149,24 @@ const requestFailures = {
   413: RequestFailureSchema,
   415: RequestFailureSchema,
   422: RequestFailureSchema,
+  429: RequestFailureSchema,
+  500: RequestFailureSchema,
+  503: RequestFailureSchema
+}
+
+/**
+ * What every webhook endpoint route may answer besides its own success (errors.ts, webhooks/texts.ts
+ * WebhookError): the set is shared, so a later route cannot answer a status a client did not expect; each
+ * route's OpenAPI entry says which of them it gives, and when. No 422: these routes take no Idempotency-Key.
+ */
+const webhookFailures = {
+  400: RequestFailureSchema,
+  401: RequestFailureSchema,
+  404: RequestFailureSchema,
+  405: RequestFailureSchema,
+  409: RequestFailureSchema,
+  413: RequestFailureSchema,
+  415: RequestFailureSchema,
   429: RequestFailureSchema,
   500: RequestFailureSchema,
   503: RequestFailureSchema
@@ -163,6 +241,56 @@ export const restEndpoints = {
     path: PLATFORM_DEALS_PATH,
     request: PlatformDealsRequestSchema,
     responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  webhookEndpointCreate: {
+    method: 'POST',
+    path: WEBHOOK_ENDPOINTS_PATH,
+    request: CreateEndpointSchema,
+    responses: { 201: WebhookEndpointCreatedResponseSchema, ...webhookFailures }
+  },
+  webhookEndpointList: {
+    method: 'GET',
+    path: WEBHOOK_ENDPOINTS_PATH,
+    responses: { 200: WebhookEndpointListResponseSchema, ...webhookFailures }
+  },
+  webhookEndpointUpdate: {
+    method: 'PATCH',
+    path: WEBHOOK_ENDPOINT_PATH,
+    params: EndpointParamsSchema,
+    request: PatchEndpointSchema,
+    responses: { 200: WebhookEndpointResponseSchema, ...webhookFailures }
+  },
+  webhookEndpointDelete: {
+    method: 'DELETE',
+    path: WEBHOOK_ENDPOINT_PATH,
+    params: EndpointParamsSchema,
+    responses: { 200: WebhookEndpointDeletedResponseSchema, ...webhookFailures }
+  },
+  webhookSecretRotate: {
+    method: 'POST',
+    path: `${WEBHOOK_ENDPOINT_PATH}/rotate-secret`,
+    params: EndpointParamsSchema,
+    responses: { 200: WebhookSecretRotatedResponseSchema, ...webhookFailures }
+  },
+  webhookTest: {
+    method: 'POST',
+    path: `${WEBHOOK_ENDPOINT_PATH}/test`,
+    params: EndpointParamsSchema,
+    responses: { 200: WebhookTestResponseSchema, ...webhookFailures }
+  },
+  webhookAttemptList: {
+    method: 'GET',
+    path: `${WEBHOOK_ENDPOINT_PATH}/deliveries`,
+    params: EndpointParamsSchema,
+    query: AttemptQuerySchema,
+    responses: { 200: WebhookAttemptPageResponseSchema, ...webhookFailures }
+  },
+  webhookReplay: {
+    method: 'POST',
+    path: `${WEBHOOK_ENDPOINT_PATH}/replay`,
+    params: EndpointParamsSchema,
+    request: ReplaySchema,
+    responses: { 200: WebhookReplayResponseSchema, ...webhookFailures }
   }
 } satisfies Record<string, Endpoint>
 

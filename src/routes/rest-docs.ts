@@ -32,6 +32,7 @@ export interface EndpointDoc {
   tag: string
   /** The security scheme of components.securitySchemes the endpoint takes. */
   security: 'apiKeyBearer' | 'apiKeyHeader' | 'platformKeyBearer'
+  /** Examples of the body (none when the endpoint reads no body). */
   requestExamples: Record<string, { summary: string, value: unknown }>
   responses: Record<number, ResponseDoc>
 }

@@ -1,28 +1,32 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { webhookPrivateNetworksAllowed } from '../config.js'
-import { CreatedEnvelope, created, success, SuccessEnvelope } from '../rest-envelope.js'
+import { created, success } from '../rest-envelope.js'
 import { checkEndpointUrl } from '../outbound/address-policy.js'
 import {
   createEndpoint, deleteEndpoint, listAttempts, listEndpoints, replayEvents, rotateSecret, sendTestEvent, updateEndpoint
 } from '../webhooks/endpoints.js'
-import {
-  AttemptPageSchema, AttemptQuerySchema, CreatedEndpointSchema, CreateEndpointSchema, EndpointParamsSchema,
-  EndpointSchema, PatchEndpointSchema, ReplayResultSchema, ReplaySchema, TestResultSchema
-} from '../webhooks/schemas.js'
 import { SecretBox } from '../webhooks/secret-box.js'
 import { WebhookError, WebhookText } from '../webhooks/texts.js'
+import { restEndpoints, routePath, WEBHOOK_ENDPOINTS_PATH } from './rest-contract.js'
 
 /*
  * The seller's webhook endpoints (README "Webhook endpoints"): thin handlers over webhooks/endpoints.ts,
  * with the API key as a Bearer token. Every route is the caller's seller's alone: another seller's endpoint
- * id is the same 404 as one that does not exist, and so is an id that is not a UUID.
+ * id is the same 404 as one that does not exist, and so is an id that is not a UUID. Paths, requests and
+ * answers are the REST contract's (rest-contract.ts). No Idempotency-Key (README): a replayed creation would
+ * have to store the secret in the clear.
  */
 
-export const WEBHOOK_ENDPOINTS_PATH = '/v2/webhooks/endpoints'
+export { WEBHOOK_ENDPOINTS_PATH }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const {
+  webhookEndpointCreate: create, webhookEndpointList: list, webhookEndpointUpdate: update,
+  webhookEndpointDelete: remove, webhookSecretRotate: rotate, webhookTest: test,
+  webhookAttemptList: attempts, webhookReplay: replay
+} = restEndpoints
 
 const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
   const app = plain.withTypeProvider<TypeBoxTypeProvider>()
@@ -49,9 +53,9 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     return box
   }
 
-  app.post(WEBHOOK_ENDPOINTS_PATH, {
+  app.post(routePath(create.path), {
     ...common,
-    schema: { body: CreateEndpointSchema, response: { 201: CreatedEnvelope(CreatedEndpointSchema) } }
+    schema: { body: create.request, response: create.responses }
   }, async (request, reply) => {
     const sealer = openBox()
     const { url, types, description } = request.body
@@ -62,16 +66,14 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     return reply.code(201).send(created(WebhookText.created, endpoint))
   })
 
-  app.get(WEBHOOK_ENDPOINTS_PATH, {
+  app.get(routePath(list.path), {
     ...common,
-    schema: { response: { 200: SuccessEnvelope(Type.Object({ endpoints: Type.Array(EndpointSchema) })) } }
+    schema: { response: list.responses }
   }, async (request) => success(WebhookText.listed, { endpoints: await listEndpoints(db, sellerOf(request)) }))
 
-  app.patch(`${WEBHOOK_ENDPOINTS_PATH}/:id`, {
+  app.patch(routePath(update.path), {
     ...common,
-    schema: {
-      params: EndpointParamsSchema, body: PatchEndpointSchema, response: { 200: SuccessEnvelope(EndpointSchema) }
-    }
+    schema: { params: update.params, body: update.request, response: update.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
     const patch = request.body
@@ -81,18 +83,18 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     return success(WebhookText.updated, endpoint)
   })
 
-  app.delete(`${WEBHOOK_ENDPOINTS_PATH}/:id`, {
+  app.delete(routePath(remove.path), {
     ...common,
-    schema: { params: EndpointParamsSchema, response: { 200: SuccessEnvelope(Type.Object({ id: Type.String() })) } }
+    schema: { params: remove.params, response: remove.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
     await deleteEndpoint(db, sellerOf(request), id)
     return success(WebhookText.deleted, { id })
   })
 
-  app.post(`${WEBHOOK_ENDPOINTS_PATH}/:id/rotate-secret`, {
+  app.post(routePath(rotate.path), {
     ...common,
-    schema: { params: EndpointParamsSchema, response: { 200: SuccessEnvelope(Type.Object({ secret: Type.String() })) } }
+    schema: { params: rotate.params, response: rotate.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
     const sealer = openBox()
@@ -100,22 +102,18 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     return success(WebhookText.rotated, rotated)
   })
 
-  app.post(`${WEBHOOK_ENDPOINTS_PATH}/:id/test`, {
+  app.post(routePath(test.path), {
     ...common,
-    schema: { params: EndpointParamsSchema, response: { 200: SuccessEnvelope(TestResultSchema) } }
+    schema: { params: test.params, response: test.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
     const sent = await db.transaction((tx) => sendTestEvent(tx, sellerOf(request), id))
     return success(WebhookText.testQueued, sent)
   })
 
-  app.get(`${WEBHOOK_ENDPOINTS_PATH}/:id/deliveries`, {
+  app.get(routePath(attempts.path), {
     ...common,
-    schema: {
-      params: EndpointParamsSchema,
-      querystring: AttemptQuerySchema,
-      response: { 200: SuccessEnvelope(AttemptPageSchema) }
-    }
+    schema: { params: attempts.params, querystring: attempts.query, response: attempts.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
     const { status, after, limit } = request.query
@@ -123,9 +121,9 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     return success(WebhookText.attempts, page)
   })
 
-  app.post(`${WEBHOOK_ENDPOINTS_PATH}/:id/replay`, {
+  app.post(routePath(replay.path), {
     ...common,
-    schema: { params: EndpointParamsSchema, body: ReplaySchema, response: { 200: SuccessEnvelope(ReplayResultSchema) } }
+    schema: { params: replay.params, body: replay.request, response: replay.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
     const replayed = await db.transaction((tx) => replayEvents(tx, sellerOf(request), id, request.body))

@@ -7,7 +7,9 @@ import { MAX_REPLAY_IDS } from './texts.js'
  * requests with these before a handler runs; the URL is further checked where it resolves (address-policy.ts).
  */
 
-const EventTypeSchema = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)), { description: 'An event type' })
+export const EventTypeSchema = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)), {
+  title: 'WebhookEventType', description: 'An event type'
+})
 
 /** Printable text: no control characters (a description ends up in logs and UIs). */
 const PRINTABLE = '^[^\\u0000-\\u001f\\u007f]*$'
@@ -52,14 +54,16 @@ export const CreatedEndpointSchema = Type.Composite([EndpointSchema, Type.Object
   secret: Type.String({ description: 'whsec_… : shown only in this answer; verify deliveries with it' })
 })], { title: 'WebhookEndpointCreated' })
 
-export const EndpointParamsSchema = Type.Object({ id: Type.String({ maxLength: 100 }) })
+export const EndpointParamsSchema = Type.Object({
+  id: Type.String({ maxLength: 100, description: 'The endpoint\'s id (a UUID, as created)' })
+}, { title: 'WebhookEndpointParams' })
 
 export const AttemptQuerySchema = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('SUCCEEDED'), Type.Literal('FAILED')])),
   after: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,17})$', description: 'An attempt id (endCursor)' })),
   // A query string is text and the app does not coerce types: the digits are checked here, the route makes the number.
   limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]?|100)$', description: '1 to 100 (default 50)' }))
-}, { additionalProperties: false })
+}, { additionalProperties: false, title: 'WebhookAttemptQuery' })
 
 export const AttemptSchema = Type.Object({
   id: Type.String(),
@@ -77,18 +81,28 @@ export const AttemptSchema = Type.Object({
 export const AttemptPageSchema = Type.Object({
   attempts: Type.Array(AttemptSchema),
   pageInfo: Type.Object({ hasNext: Type.Boolean(), endCursor: Type.String() })
-})
+}, { title: 'WebhookAttemptPage' })
 
 export const ReplaySchema = Type.Union([
-  Type.Object({ after: Type.String({ pattern: '^(0|[1-9][0-9]{0,17})$' }) }, { additionalProperties: false }),
+  Type.Object({
+    after: Type.String({ pattern: '^(0|[1-9][0-9]{0,17})$', description: 'An event sequence: the events after it' })
+  }, { additionalProperties: false, title: 'WebhookReplayAfter' }),
   Type.Object({
     eventIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: MAX_REPLAY_IDS, uniqueItems: true })
-  }, { additionalProperties: false })
+  }, { additionalProperties: false, title: 'WebhookReplayEventIds' })
 ], { title: 'WebhookReplay' })
 
 export const ReplayResultSchema = Type.Object({
   queued: Type.Integer(),
   through: Type.Union([Type.String(), Type.Null()], { description: 'The last sequence queued: continue after it' })
-})
+}, { title: 'WebhookReplayResult' })
 
-export const TestResultSchema = Type.Object({ eventId: Type.String(), sequence: Type.String() })
+export const TestResultSchema = Type.Object({ eventId: Type.String(), sequence: Type.String() }, { title: 'WebhookTestResult' })
+
+export const EndpointListSchema = Type.Object({ endpoints: Type.Array(EndpointSchema) }, { title: 'WebhookEndpointList' })
+
+export const DeletedEndpointSchema = Type.Object({ id: Type.String() }, { title: 'WebhookEndpointDeleted' })
+
+export const RotatedSecretSchema = Type.Object({
+  secret: Type.String({ description: 'whsec_… : the new secret; the previous one also signs for 24 hours' })
+}, { title: 'WebhookSecretRotated' })

@@ -84,3 +84,7 @@ export type { Matched, ReferenceRow, ReferenceRowError, ReferencesData, Referenc
 export type {
   PlatformDeal, PlatformItem, PlatformOrder, PlatformPoints, PlatformRetailer, PlatformSeller, PlatformStatusUpdateItem
 } from './generated/rest.js'
+export type {
+  WebhookAttempt, WebhookAttemptPage, WebhookAttemptQuery, WebhookEndpoint, WebhookEndpointCreate,
+  WebhookEndpointCreated, WebhookEndpointPatch, WebhookEventType, WebhookReplay, WebhookReplayResult, WebhookTestResult
+} from './generated/rest.js'

@@ -56,6 +56,19 @@ export type PlatformDealsRequest = PlatformDeal[]
  * @maxItems 1000
  */
 export type PlatformOrdersRequest = PlatformOrder[]
+/**
+ * An event type
+ */
+export type WebhookEventType =
+  | 'order.placed'
+  | 'order.accepted'
+  | 'order.rejected'
+  | 'order.completed'
+  | 'order.cancelled'
+  | 'order.delivered'
+  | 'webhook.test'
+  | 'webhook.endpoint_disabled'
+export type WebhookReplay = WebhookReplayAfter | WebhookReplayEventIds
 
 /**
  * Every named type of the REST contract
@@ -101,6 +114,28 @@ export interface RestContract {
   PlatformOrdersRequest: PlatformOrdersRequest
   PlatformStatusUpdateItem: PlatformStatusUpdateItem
   PlatformStatusUpdateRequest: PlatformStatusUpdateRequest
+  WebhookEventType: WebhookEventType
+  WebhookEndpointCreate: WebhookEndpointCreate
+  WebhookEndpointPatch: WebhookEndpointPatch
+  WebhookEndpoint: WebhookEndpoint
+  WebhookEndpointCreated: WebhookEndpointCreated
+  WebhookEndpointCreatedResponse: WebhookEndpointCreatedResponse
+  WebhookEndpointList: WebhookEndpointList
+  WebhookEndpointListResponse: WebhookEndpointListResponse
+  WebhookEndpointResponse: WebhookEndpointResponse
+  WebhookEndpointDeleted: WebhookEndpointDeleted
+  WebhookEndpointDeletedResponse: WebhookEndpointDeletedResponse
+  WebhookSecretRotated: WebhookSecretRotated
+  WebhookSecretRotatedResponse: WebhookSecretRotatedResponse
+  WebhookTestResult: WebhookTestResult
+  WebhookTestResponse: WebhookTestResponse
+  WebhookAttemptQuery: WebhookAttemptQuery
+  WebhookAttempt: WebhookAttempt
+  WebhookAttemptPage: WebhookAttemptPage
+  WebhookAttemptPageResponse: WebhookAttemptPageResponse
+  WebhookReplay: WebhookReplay
+  WebhookReplayResult: WebhookReplayResult
+  WebhookReplayResponse: WebhookReplayResponse
 }
 /**
  * One order status update (spec 2.10)
@@ -681,4 +716,200 @@ export interface PlatformStatusUpdateRequest {
    * @maxItems 1000
    */
   order_status: PlatformStatusUpdateItem[]
+}
+export interface WebhookEndpointCreate {
+  /**
+   * https:// URL the events are POSTed to
+   */
+  url: string
+  /**
+   * The event types sent; null or left out: every type
+   */
+  types?: WebhookEventType[] | null
+  description?: string
+}
+export interface WebhookEndpointPatch {
+  /**
+   * https:// URL the events are POSTed to
+   */
+  url?: string
+  /**
+   * The event types sent; null or left out: every type
+   */
+  types?: WebhookEventType[] | null
+  description?: string
+  status?: 'ENABLED' | 'DISABLED'
+}
+export interface WebhookEndpoint {
+  id: string
+  url: string
+  types: WebhookEventType[] | null
+  description: string
+  status: 'ENABLED' | 'DISABLED'
+  disabledReason: string | null
+  createdAt: string
+  updatedAt: string
+}
+export interface WebhookEndpointCreated {
+  id: string
+  url: string
+  types: WebhookEventType[] | null
+  description: string
+  status: 'ENABLED' | 'DISABLED'
+  disabledReason: string | null
+  createdAt: string
+  updatedAt: string
+  /**
+   * whsec_… : shown only in this answer; verify deliveries with it
+   */
+  secret: string
+}
+/**
+ * The endpoint was created; its secret is in this answer alone
+ */
+export interface WebhookEndpointCreatedResponse {
+  error: false
+  status: true
+  statusCode: 201
+  message: string
+  data: WebhookEndpointCreated
+}
+export interface WebhookEndpointList {
+  endpoints: WebhookEndpoint[]
+}
+/**
+ * The seller's webhook endpoints, oldest first (never a secret)
+ */
+export interface WebhookEndpointListResponse {
+  error: false
+  status: true
+  statusCode: 200
+  message: string
+  data: WebhookEndpointList
+}
+/**
+ * The endpoint as it is now
+ */
+export interface WebhookEndpointResponse {
+  error: false
+  status: true
+  statusCode: 200
+  message: string
+  data: WebhookEndpoint
+}
+export interface WebhookEndpointDeleted {
+  id: string
+}
+/**
+ * The endpoint was removed with its queue and attempt log
+ */
+export interface WebhookEndpointDeletedResponse {
+  error: false
+  status: true
+  statusCode: 200
+  message: string
+  data: WebhookEndpointDeleted
+}
+export interface WebhookSecretRotated {
+  /**
+   * whsec_… : the new secret; the previous one also signs for 24 hours
+   */
+  secret: string
+}
+/**
+ * A new secret; the previous one also signs for 24 hours
+ */
+export interface WebhookSecretRotatedResponse {
+  error: false
+  status: true
+  statusCode: 200
+  message: string
+  data: WebhookSecretRotated
+}
+export interface WebhookTestResult {
+  eventId: string
+  sequence: string
+}
+/**
+ * A webhook.test event was recorded and queued for this endpoint alone
+ */
+export interface WebhookTestResponse {
+  error: false
+  status: true
+  statusCode: 200
+  message: string
+  data: WebhookTestResult
+}
+export interface WebhookAttemptQuery {
+  status?: 'SUCCEEDED' | 'FAILED'
+  /**
+   * An attempt id (endCursor)
+   */
+  after?: string
+  /**
+   * 1 to 100 (default 50)
+   */
+  limit?: string
+}
+export interface WebhookAttempt {
+  id: string
+  eventId: string
+  type: WebhookEventType
+  attempt: number
+  attemptedAt: string
+  succeeded: boolean
+  httpStatus: number | null
+  error: string | null
+  durationMs: number
+  /**
+   * The first 1 KB of the answer
+   */
+  answer: string
+}
+export interface WebhookAttemptPage {
+  attempts: WebhookAttempt[]
+  pageInfo: {
+    hasNext: boolean
+    endCursor: string
+  }
+}
+/**
+ * A page of the endpoint's attempt log, oldest first
+ */
+export interface WebhookAttemptPageResponse {
+  error: false
+  status: true
+  statusCode: 200
+  message: string
+  data: WebhookAttemptPage
+}
+export interface WebhookReplayAfter {
+  /**
+   * An event sequence: the events after it
+   */
+  after: string
+}
+export interface WebhookReplayEventIds {
+  /**
+   * @minItems 1
+   * @maxItems 1000
+   */
+  eventIds: string[]
+}
+export interface WebhookReplayResult {
+  queued: number
+  /**
+   * The last sequence queued: continue after it
+   */
+  through: string | null
+}
+/**
+ * The events were queued for this endpoint again
+ */
+export interface WebhookReplayResponse {
+  error: false
+  status: true
+  statusCode: 200
+  message: string
+  data: WebhookReplayResult
 }
