@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { Ajv } from 'ajv'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { webhookPrivateNetworksAllowed } from '../config.js'
 import { created, success } from '../rest-envelope.js'
@@ -28,8 +29,20 @@ const {
   webhookAttemptList: attempts, webhookReplay: replay
 } = restEndpoints
 
+/**
+ * These routes refuse what they do not know. Fastify's default validator drops unknown properties
+ * (removeAdditional), so `{"url": …, "secret": "mine"}` would be created with a secret of ours while the
+ * caller believes its own is in use, and a replay given both `after` and `eventIds` would run the one it
+ * kept. Here an unknown property is a 400 naming it. (Set in this plugin only: it is encapsulated, and
+ * the older routes keep the contract they were published with.)
+ */
+const strict = new Ajv({
+  coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false
+})
+
 const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
   const app = plain.withTypeProvider<TypeBoxTypeProvider>()
+  app.setValidatorCompiler(({ schema }) => strict.compile(schema))
   const box = SecretBox.of(app.config)
   const allowPrivateNetworks = webhookPrivateNetworksAllowed(app.config)
   const requireHttps = !allowPrivateNetworks

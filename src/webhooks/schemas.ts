@@ -12,7 +12,8 @@ export const EventTypeSchema = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)
 })
 
 /** Printable text: no control characters (a description ends up in logs and UIs). */
-const PRINTABLE = '^[^\\u0000-\\u001f\\u007f]*$'
+// (A lone UTF-16 surrogate is refused too: it cannot be stored as UTF-8, and would come back as U+FFFD.)
+const PRINTABLE = '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]*$'
 
 const Url = Type.String({ minLength: 1, maxLength: 2000, pattern: PRINTABLE, description: 'https:// URL the events are POSTed to' })
 const Types = Type.Union([
