@@ -11,6 +11,8 @@ import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
 import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
 import { injectLoad } from '../lib/inject-load.js'
+import { ordersIn, placementMaker, statusBatchMaker } from './fixtures.js'
+import { main as webhooksMain } from './webhooks.js'
 
 /*
  * npm run bench:events — issue 24: what the event log costs the writes it records, and how fast the feed
@@ -31,6 +33,9 @@ import { injectLoad } from '../lib/inject-load.js'
  * On a database seeded with BENCH_ORDERS (40,000) demo orders, VACUUM ANALYZE. BENCH_DATABASE_URL picks the
  * server (else an embedded PostgreSQL). Quick run:
  *   BENCH_ORDERS=20000 BENCH_RUNS=3 BENCH_DURATION=3 BENCH_ROUNDS=2 npm run bench:events
+ *
+ * BENCH_WEBHOOKS=1 runs issue 25's webhook deliveries instead (webhooks.ts: throughput, commit-to-delivery
+ * latency, and what enabled endpoints cost the status update).
  */
 
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 40_000)
@@ -96,39 +101,8 @@ async function main (): Promise<void> {
     await sql`checkpoint`
     log(`seeded ${ORDERS.toLocaleString('en')} orders in ${((performance.now() - t0) / 1000).toFixed(0)} s`)
 
-    // 1. Placements: rows of the platform's order for seller 1, from its own stores, linked retailers and
-    // their shops, and offers.
-    const stores = (await sql`select id from stores where seller_id = ${SELLER} order by id`).map((r) => r.id as number)
-    const buyers = await sql`select r.retailer_id, min(s.id) as shop_id from seller_retailers r join shops s on s.retailer_id = r.retailer_id
-      where r.seller_id = ${SELLER} group by r.retailer_id order by r.retailer_id limit 200`
-    const offers = (await sql`select id from offers where seller_id = ${SELLER} order by id limit 50`).map((r) => r.id as number)
-    let nextId = 90_000_000
-    const placement = (n: number) => Array.from({ length: n }, () => {
-      const id = nextId++
-      const buyer = buyers[id % buyers.length]!
-      return {
-        orderId: String(id),
-        orderNumber: `BENCH-${id}`,
-        serviceOrderNumber: `SB${id}`,
-        companyId: SELLER,
-        storeId: stores[id % stores.length],
-        retailerId: buyer.retailer_id,
-        shopId: buyer.shop_id,
-        deliveryType: 'REGULAR',
-        currencyCode: 'INR',
-        paymentMode: ['ONLINE_PAID', 'PREPAID', 'CASH_ON_DELIVERY'][id % 3],
-        orderTotal: '1180.00',
-        orderTotalFinal: '1180.00',
-        orderTaxAmount: '180.00',
-        orderCessAmount: 0,
-        appliedPoints: 0,
-        totalExtraCharges: 0,
-        roundOff: 0,
-        placedAt: '2026-11-25T09:30:00+05:30',
-        orderItems: Array.from({ length: 1 + (id % 4) }, (_, i) =>
-          ({ id: String(id * 10 + i), offerId: offers[(id + i) % offers.length], quantity: 1 + i }))
-      }
-    })
+    // 1. Placements: rows of the platform's order for seller 1 (fixtures.ts).
+    const placement = await placementMaker(sql, SELLER)
     log(`placements: batches of ${PLACE_BATCH}, ${RUNS} each way`)
     const results: WriteResult[] = await alternate('placements', PLACE_BATCH, async (mode, n) => {
       const size = n < 0 ? 100 : PLACE_BATCH
@@ -140,22 +114,7 @@ async function main (): Promise<void> {
     // 2. Status updates: the seller's placed orders (the seed's and the ones just placed), each used once.
     const { id: credentialId } = await issueCredential(database.db, { sellerId: SELLER, kind: 'api-key', environment: 'testing' })
     const caller: Caller = { credentialId, sellerId: SELLER, kind: 'api-key', environment: 'testing', storeIds: null }
-    const pool = async (status: string): Promise<number[]> =>
-      (await sql`select id from orders where seller_id = ${SELLER} and status = ${status} and not is_deleted order by id`).map((r) => Number(r.id))
-    const placed = await pool('ORDER_PLACED')
-    const accepted = await pool('ORDER_ACCEPTED')
-    const take = (from: number[], n: number): number[] => {
-      if (from.length < n) throw new Error('not enough orders left: raise BENCH_ORDERS or lower BENCH_STATUS_BATCH')
-      return from.splice(0, n)
-    }
-    const batch = (size: number): unknown[] => {
-      const third = Math.floor(size / 3)
-      return [
-        ...take(placed, size - 2 * third).map((id) => ({ Order_id: id, Order_Status: 'ORDER_ACCEPTED' })),
-        ...take(placed, third).map((id) => ({ Order_id: id, Order_Status: 'ORDER_REJECTED_BY_SELLER', reason: 'Out of stock' })),
-        ...take(accepted, third).map((id) => ({ Order_id: id, Order_Status: 'ORDER_COMPLETED_BY_SELLER' }))
-      ]
-    }
+    const batch = statusBatchMaker(await ordersIn(sql, SELLER, 'ORDER_PLACED'), await ordersIn(sql, SELLER, 'ORDER_ACCEPTED'))
     log(`status updates: batches of ${STATUS_BATCH}, ${RUNS} each way`)
     results.push(...await alternate('status updates', STATUS_BATCH, async (mode, n) => {
       const size = n < 0 ? 30 : STATUS_BATCH
@@ -208,4 +167,5 @@ async function main (): Promise<void> {
   }
 }
 
-main().catch((err) => { console.error(err); process.exit(1) })
+// BENCH_WEBHOOKS=1: the sellers' webhook deliveries instead (issue 25, webhooks.ts).
+(process.env.BENCH_WEBHOOKS === '1' ? webhooksMain : main)().catch((err) => { console.error(err); process.exit(1) })

@@ -498,7 +498,9 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   createdAt: createdAt(),
   finishedAt: timestamp('finished_at', { withTimezone: true })
 }, (t) => [
-  index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'PENDING'`),
+  // (next attempt, id): a dispatch queues thousands of rows with one next_attempt_at; with the id in the key
+  // a claim reads them in its own order and stops at its limit, instead of sorting the whole tie.
+  index('webhook_deliveries_due_idx').on(t.nextAttemptAt, t.id).where(sql`status = 'PENDING'`),
   index('webhook_deliveries_order_idx').on(t.endpointId, t.orderId, t.id).where(sql`status = 'PENDING'`),
   index('webhook_deliveries_finished_brin').using('brin', t.finishedAt)
 ])

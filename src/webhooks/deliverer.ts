@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import pg from 'pg'
 import type { Logger } from 'pino'
 import type { Db } from '../db/client.js'
@@ -43,6 +44,8 @@ export interface DelivererOptions {
 const MAX_ANSWER_BYTES = 64 * 1024
 /** A sweep now and then even without a notification (none is lost in normal operation). */
 const SWEEP_MS = 60_000
+/** How soon to dispatch again when another deliverer held an endpoint. */
+const BUSY_RETRY_MS = 50
 /** Never look again sooner than this when due rows could not be claimed (another deliverer holds them). */
 const MIN_WAIT_MS = 50
 
@@ -62,7 +65,10 @@ export class WebhookDeliverer {
   private idle: Promise<void> = Promise.resolve()
   private settleIdle: () => void = () => {}
 
-  constructor (private readonly options: DelivererOptions) {}
+  constructor (private readonly options: DelivererOptions) {
+    // Every attempt in flight listens on the stop signal: that many listeners are expected, not a leak.
+    setMaxListeners(options.concurrency + 10, this.stopController.signal)
+  }
 
   async start (): Promise<void> {
     this.running = true
@@ -134,7 +140,9 @@ export class WebhookDeliverer {
       this.again = false
       if (this.dispatchDue) {
         this.dispatchDue = false
-        await dispatchEvents(this.options.db)
+        const { busy } = await dispatchEvents(this.options.db)
+        // Another deliverer was dispatching an endpoint: its snapshot may not hold what woke us.
+        if (busy > 0) setTimeout(() => this.wake(true), BUSY_RETRY_MS).unref()
       }
       const free = this.options.concurrency - this.inFlight
       if (free <= 0) return
@@ -167,6 +175,9 @@ export class WebhookDeliverer {
     }).finally(() => {
       this.inFlight--
       if (this.inFlight === 0) this.settleIdle()
+      // The free slot is refilled at once (with events of other orders: the claim holds back this order's
+      // next event until the result below is written); once written, the order's next event can go too.
+      this.wake()
       this.flush().then(() => this.wake(), () => this.schedule(1000))
     })
   }

@@ -7,24 +7,31 @@ import type { Db } from '../db/client.js'
  * for it. A seller's sequences become visible only in commit order (events/record-events.ts), so "every
  * event after the cursor, as this snapshot shows them" is always an unbroken run: moving the cursor to its
  * end in the same statement as the queueing misses nothing and queues nothing twice. An endpoint is taken
- * with SKIP LOCKED: two deliverers never queue for the same endpoint at once.
+ * FOR NO KEY UPDATE SKIP LOCKED: two deliverers never queue for the same endpoint at once, and the key-share
+ * lock every attempt row's foreign key takes on the endpoint does not make a dispatch skip it (FOR UPDATE
+ * would, and the events that woke it would wait for the next sweep).
  */
 
 /** At most this many events move per endpoint and statement (a long backlog goes in slices). */
 const SLICE = 5000
 
-/** Queues what is new for every enabled endpoint; returns how many deliveries were queued. */
-export async function dispatchEvents (db: Db): Promise<number> {
+/**
+ * Queues what is new for every enabled endpoint; returns how many deliveries were queued, and how many
+ * endpoints were being dispatched by another deliverer meanwhile (its snapshot may predate the events
+ * that woke this one: the caller looks again shortly rather than wait for the next notification).
+ */
+export async function dispatchEvents (db: Db): Promise<{ queued: number, busy: number }> {
   const behind = await db.execute<{ id: string }>(sql`
     select w.id::text as id from webhook_endpoints w join seller_event_counters c on c.seller_id = w.seller_id
     where w.status = 'ENABLED' and w.last_sequence < c.last_sequence`)
   let queued = 0
+  let busy = 0
   for (const { id } of behind) {
     for (;;) {
-      const [row] = await db.execute<{ read: number, queued: number }>(sql`
+      const [row] = await db.execute<{ read: number, queued: number, locked: number }>(sql`
         with ep as materialized (
           select id, seller_id, types, last_sequence from webhook_endpoints
-          where id = ${id}::uuid and status = 'ENABLED' for update skip locked
+          where id = ${id}::uuid and status = 'ENABLED' for no key update skip locked
         ), ev as materialized (
           select e.sequence, e.type, e.order_id from ep, seller_events e
           where e.seller_id = ep.seller_id and e.sequence > ep.last_sequence order by e.sequence limit ${SLICE}::int
@@ -39,10 +46,12 @@ export async function dispatchEvents (db: Db): Promise<number> {
           update webhook_endpoints w set last_sequence = (select max(sequence) from ev)
           from ep where w.id = ep.id and exists (select 1 from ev)
           returning 1
-        ) select (select count(*)::int from ev) as read, (select count(*)::int from ins) as queued, (select count(*) from moved) as m`)
+        ) select (select count(*)::int from ev) as read, (select count(*)::int from ins) as queued,
+          (select count(*)::int from ep) as locked`)
       queued += row.queued
+      if (row.locked === 0) busy++
       if (row.read < SLICE) break
     }
   }
-  return queued
+  return { queued, busy }
 }

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import type { Delivered } from '../helpers/webhooks.js'
 import { until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
 import { pruneWebhookLog } from '../../src/events/prune-events.js'
+import { dispatchEvents } from '../../src/webhooks/dispatch.js'
 
 /*
  * Delivery to the seller's own endpoints, end to end: platform placements and seller status changes are
@@ -129,4 +130,25 @@ t.test('a test event, a secret rotation (both secrets sign), a replay', async (t
   const unknown = await m.webhooks(1, 'POST', `/${id}/replay`, { eventIds: ['evt_2_1'] })
   t.equal(unknown.status, 400)
   t.equal(unknown.json.code, 'EVENT_NOT_FOUND')
+})
+
+t.test('dispatch is not held off by the key-share lock an attempt row\'s foreign key takes on its endpoint', async (t: Test) => {
+  const m = await webhookMarket(t)
+  const receiver = await verifyingReceiver(t, () => [])
+  const created = await m.webhooks(1, 'POST', '', { url: receiver.url })
+  await m.place([{ orderId: 7101, seller: 1 }, { orderId: 7102, seller: 1 }])
+  let release: () => void = () => {}
+  const held = new Promise<void>((resolve) => { release = resolve })
+  let locked: () => void = () => {}
+  const lockTaken = new Promise<void>((resolve) => { locked = resolve })
+  // What inserting an attempt does to its endpoint's row while its transaction runs.
+  const holder = m.database.sql.begin(async (sql) => {
+    await sql`select 1 from webhook_endpoints where id = ${created.json.data.id} for key share`
+    locked()
+    await held
+  })
+  await lockTaken
+  t.same(await dispatchEvents(m.database.db), { queued: 2, busy: 0 }, 'queued while the lock is held')
+  release()
+  await holder
 })
