@@ -3,7 +3,9 @@ import pg from 'pg'
 import type { Logger } from 'pino'
 import type { Db } from '../db/client.js'
 import { dispatchEvents } from './dispatch.js'
-import { claimDeliveries, nextDueInMs, recordAttempts, type AttemptResult, type ClaimedDelivery } from './deliveries.js'
+import {
+  claimDeliveries, nextDueInMs, recordAttempts, releaseClaims, type AttemptResult, type ClaimedDelivery
+} from './deliveries.js'
 import { eventId } from './event-body.js'
 import { retryWaitMs } from './retry-schedule.js'
 import type { SecretBox } from './secret-box.js'
@@ -55,10 +57,14 @@ export class WebhookDeliverer {
   private listener: pg.Client | null = null
   private running = false
   private pumping = false
+  /** The round running (a stop waits for its claim to land before giving back what was not started). */
+  private round: Promise<void> = Promise.resolve()
   private again = false
   private dispatchDue = true
   private inFlight = 0
   private readonly finished: AttemptResult[] = []
+  /** Claimed, not yet started (see pump). */
+  private readonly ready: ClaimedDelivery[] = []
   private flushing: Promise<void> | null = null
   private timer: NodeJS.Timeout | null = null
   private sweep: NodeJS.Timeout | null = null
@@ -85,9 +91,15 @@ export class WebhookDeliverer {
     if (this.timer) clearTimeout(this.timer)
     if (this.sweep) clearInterval(this.sweep)
     const abort = setTimeout(() => this.stopController.abort(), graceMs)
+    await this.round
     await this.idle
     clearTimeout(abort)
     await this.flush()
+    // Claimed ahead but never started: due again now, for this or another deliverer, not after the lease.
+    const unsent = this.ready.splice(0)
+    await releaseClaims(this.options.db, unsent.map((d) => d.id)).catch((err: Error) => {
+      this.options.logger.warn({ err: err.message, deliveries: unsent.length }, 'claimed deliveries not released: due when their lease ends')
+    })
     this.sender.close()
     await this.listener?.end().catch(() => {})
     this.listener = null
@@ -129,7 +141,7 @@ export class WebhookDeliverer {
       return
     }
     this.pumping = true
-    this.pump().catch((err: Error) => {
+    this.round = this.pump().catch((err: Error) => {
       this.options.logger.warn({ err: err.message }, 'webhook delivery round failed: retrying shortly')
       this.schedule(1000)
     }).finally(() => { this.pumping = false })
@@ -144,14 +156,18 @@ export class WebhookDeliverer {
         // Another deliverer was dispatching an endpoint: its snapshot may not hold what woke us.
         if (busy > 0) setTimeout(() => this.wake(true), BUSY_RETRY_MS).unref()
       }
-      const free = this.options.concurrency - this.inFlight
-      if (free <= 0) return
+      // Claimed ahead, up to a second round: a slot that frees takes the next one at once instead of
+      // waiting for a claim (a claim is tens of ms; a local delivery one). Only heads of their orders are
+      // claimable, so what waits here never holds back an order's later event.
+      const room = this.options.concurrency * 2 - this.inFlight - this.ready.length
+      if (room <= 0 || this.ready.length >= this.options.concurrency) return
       const leaseMs = this.options.timeoutMs + 10_000
-      const claimed = await claimDeliveries(this.options.db, free, leaseMs)
-      for (const delivery of claimed) this.send(delivery)
-      if (claimed.length === free) this.again = true
+      const claimed = await claimDeliveries(this.options.db, room, leaseMs)
+      this.ready.push(...claimed)
+      this.startReady()
+      if (claimed.length === room) this.again = true
     } while (this.again && this.running)
-    if (this.inFlight === 0 && this.running) {
+    if (this.inFlight === 0 && this.ready.length === 0 && this.running) {
       const due = await nextDueInMs(this.options.db)
       if (due !== null) this.schedule(Math.max(due, MIN_WAIT_MS))
     }
@@ -161,6 +177,13 @@ export class WebhookDeliverer {
     if (this.timer) clearTimeout(this.timer)
     this.timer = setTimeout(() => { this.timer = null; this.wake() }, Math.min(ms, SWEEP_MS))
     this.timer.unref()
+  }
+
+  /** Starts claimed deliveries while slots are free. */
+  private startReady (): void {
+    while (this.running && this.inFlight < this.options.concurrency && this.ready.length > 0) {
+      this.send(this.ready.shift()!)
+    }
   }
 
   private send (delivery: ClaimedDelivery): void {
@@ -174,6 +197,7 @@ export class WebhookDeliverer {
       this.options.logger.error({ err: err.message, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly')
     }).finally(() => {
       this.inFlight--
+      this.startReady()
       if (this.inFlight === 0) this.settleIdle()
       // The free slot is refilled at once (with events of other orders: the claim holds back this order's
       // next event until the result below is written); once written, the order's next event can go too.

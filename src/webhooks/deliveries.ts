@@ -55,6 +55,13 @@ export async function claimDeliveries (db: Db, limit: number, leaseMs: number): 
       case when e.sequence is null then null else ${EVENT_BODY_TEXT} end as body`)
 }
 
+/** Gives back claims that were never attempted (a deliverer stopping): due at once, the attempt not counted. */
+export async function releaseClaims (db: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return
+  await db.execute(sql`update webhook_deliveries set attempts = attempts - 1, next_attempt_at = now()
+    where id = any(${sql.param(ids)}::bigint[]) and status = 'PENDING'`)
+}
+
 /** Milliseconds until the next delivery comes due (0: one is due now), or null when none waits. */
 export async function nextDueInMs (db: Db): Promise<number | null> {
   const [row] = await db.execute<{ ms: number | null }>(sql`

@@ -288,3 +288,21 @@ t.test('a secret that cannot be opened (WEBHOOK_SECRETS_KEY changed) is a failed
     t.match(attempts[0].error, /secret cannot be read/)
     t.equal(receiver.received.length, 0, 'nothing unsigned was sent')
   })
+
+t.test('a deliverer stopping aborts what is in flight (a failed attempt, retried later) and gives back what it claimed ahead',
+  async (t: Test) => {
+    const m = await webhookMarket(t)
+    const receiver = await verifyingReceiver(t, () => [], () => 'hang')
+    await m.webhooks(1, 'POST', '', { url: receiver.url })
+    const deliverer = await m.deliverer({ concurrency: 1, timeoutMs: 10_000 })
+    await m.place([{ orderId: 4701, seller: 1 }, { orderId: 4702, seller: 1 }])
+    await until(t, 'one attempt in flight', () => receiver.received.length === 1)
+    await deliverer.stop(100)
+    const rows = await m.database.sql<Array<{ attempts: number, due: boolean, status: string }>>`
+      select attempts, next_attempt_at <= now() as due, status from webhook_deliveries order by id`
+    t.same(rows.map((r) => r.status), ['PENDING', 'PENDING'])
+    t.same(rows.map((r) => r.attempts).sort(), [0, 1], 'the aborted attempt counted, the one claimed ahead given back')
+    t.ok(rows.find((r) => r.attempts === 0)!.due, 'given back: due at once')
+    const [attempt] = await m.database.sql`select error from webhook_attempts`
+    t.match(attempt.error, /stopping|abandoned/)
+  })
