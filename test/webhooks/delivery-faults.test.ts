@@ -154,9 +154,14 @@ t.test('410 disables the endpoint and a webhook.endpoint_disabled event goes to 
 t.test('a redirect is a failure and is never followed', async (t: Test) => {
   const m = await webhookMarket(t)
   const target = await verifyingReceiver(t, () => [])
-  const redirecting = await verifyingReceiver(t, () => [], () => 302)
-  await m.webhooks(1, 'POST', '', { url: redirecting.url })
-  // The helper's receiver sets no Location: the deliverer must not follow one anyway; point one at the target.
+  // A 302 to a private address (the target, on 127.0.0.1), as an SSRF through a public endpoint would try.
+  const redirecting = http.createServer((req, res) => {
+    req.resume()
+    req.on('end', () => res.writeHead(302, { location: `${target.url}/internal` }).end())
+  })
+  await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { redirecting.closeAllConnections(); redirecting.close() })
+  await m.webhooks(1, 'POST', '', { url: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/` })
   await m.deliverer({ retryWait: (attempt) => attempt >= 2 ? null : 50 })
   await m.place([{ orderId: 4101, seller: 1 }])
   await until(t, 'two attempts given up', async () =>
