@@ -5,7 +5,9 @@
 # with a hash of what went into them and reused while it holds. The image is then run against the
 # machine's PostgreSQL (a fresh database, dropped after): migrations and credentials through its own CLI,
 # the three endpoints, readiness and metrics from outside, a clean exit on SIGTERM as process 1; it must
-# run as a non-root user, hold no dev dependencies, .git or tests, and stay inside a size budget.
+# run as a non-root user, hold no dev dependencies, .git or tests, and stay inside a size budget. Last,
+# compose.yaml comes up (PostgreSQL and PgBouncer from Debian's packages, two API instances, a worker) and
+# answers through both instances.
 # Where podman cannot be installed it says so in one line and exits 0 (the only reason to skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +25,7 @@ SUITE=bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 IMAGE=localhost/order-exchange:test
 OFFICIAL_NODE=docker.io/library/node:20-bookworm-slim
+OFFICIAL_DEBIAN=docker.io/library/debian:bookworm-slim
 PG_ADMIN_URL=${IMAGE_TEST_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 
 apt_install () {
@@ -31,8 +34,9 @@ apt_install () {
 }
 
 step "podman"
-if ! command -v podman >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1; then
-  if ! apt_install podman buildah debootstrap runc; then
+if ! command -v podman >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 \
+  || ! command -v podman-compose >/dev/null 2>&1; then
+  if ! apt_install podman buildah debootstrap runc podman-compose; then
     echo "test:image skipped: podman could not be installed here"
     exit 0
   fi
@@ -43,12 +47,17 @@ podman --version
 scratch=$(mktemp -d)
 container=oxs-image-test-$$
 db=oxs_image_test_$$
+project=oxs-image-test-$$
 sql () { node -e '
   const pg = require("pg"); const c = new pg.Client({ connectionString: process.argv[1] })
   c.connect().then(() => c.query(process.argv[2])).then(() => c.end(), (e) => { console.error(e.message); process.exit(1) })
 ' "$PG_ADMIN_URL" "$1"; }
 cleanup () {
   podman rm -f -t 0 "$container" >/dev/null 2>&1 || true
+  if [ -f "$scratch/compose-up.log" ]; then
+    podman-compose -p "$project" down -v >/dev/null 2>&1 || true
+    podman network rm -f "${project}_default" >/dev/null 2>&1 || true
+  fi
   sql "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
   rm -rf "$scratch"
 }
@@ -91,6 +100,8 @@ else
   rm -rf "$scratch/node"
 fi
 podman tag "$NODE" "$OFFICIAL_NODE"
+# compose.yaml's PostgreSQL and PgBouncer images start from Debian's slim image; minbase stands in for it.
+podman tag "$BASE" "$OFFICIAL_DEBIAN"
 
 step "podman build (the project's Dockerfile)"
 build_started=$SECONDS
@@ -185,5 +196,48 @@ exit_code=$(podman inspect --format '{{.State.ExitCode}}' "$container")
 [ "$stop_ms" -lt $((GRACE_S * 1000)) ] || fail "took $stop_ms ms to stop, the grace period is $GRACE_S s"
 podman logs "$container" 2>&1 | grep -q '"msg":"shutdown complete"' || fail "no 'shutdown complete' in the log"
 echo "exit 0 in $stop_ms ms as process 1 (grace $GRACE_S s)"
+
+step "compose.yaml: PostgreSQL, PgBouncer, two API instances, a worker (podman-compose -p $project)"
+api_1_port=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
+api_2_port=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
+# The image just tested is the one compose.yaml names, so it is not built again.
+podman tag "$IMAGE" localhost/order-exchange:latest
+compose_started=$SECONDS
+POSTGRES_PASSWORD=$metrics_token API_1_PORT=$api_1_port API_2_PORT=$api_2_port \
+  podman-compose -p "$project" up -d >"$scratch/compose-up.log" 2>&1 \
+  || { tail -30 "$scratch/compose-up.log"; fail "podman-compose up"; }
+for port in "$api_1_port" "$api_2_port"; do
+  for _ in $(seq 1 180); do
+    if curl -fsS "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1; then break; fi
+    sleep 0.5
+  done
+  curl -fsS "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 \
+    || { podman-compose -p "$project" logs >"$scratch/compose.log" 2>&1; tail -40 "$scratch/compose.log"; fail "an API instance never became ready"; }
+done
+echo "up and ready in $((SECONDS - compose_started)) s"
+in_api () { podman exec "${project}_api-1_1" node dist/cli/run.js "$@"; }
+platform_key=$(in_api credentials issue --kind platform-key --label test-image-compose)
+base="http://127.0.0.1:$api_1_port"
+check PUT /v2/platform/sellers 200 'b.error === false' -H "Authorization: Bearer $platform_key" "${json[@]}" \
+  -d '[{"companyId": 102, "name": "Compose Wholesale", "status": "ACTIVE", "takeRate": "0.02",
+        "autoRejectEnabled": true, "stores": [{"id": 1002, "name": "South"}]}]'
+token=$(in_api credentials issue --seller 102 --kind access-token)
+key=$(in_api credentials issue --seller 102 --kind api-key)
+check PUT /v2/shipments/outstanding/sync-data 200 'b.error === false && b.data.inserted === 1' \
+  -H "x-api-key: $key" "${json[@]}" \
+  -d '[{"retailerSyncId": "RET-2", "shopSyncId": null, "offerSyncId": "VAR-2", "outstandingQuantity": 3}]'
+base="http://127.0.0.1:$api_2_port"
+check POST /v2/graphql 200 '!b.errors && b.data.outstandingShipments.pageInfo.total === 1' \
+  -H "Authorization: Bearer $token" "${json[@]}" \
+  -d '{"query": "{ outstandingShipments(input: {page: 1, limit: 5}) { pageInfo { total } } }"}'
+check POST /v2/accounting/orders/update-status 200 'b.error === false && b.data.errors[0].code === "ORDER_NOT_FOUND"' \
+  -H "Authorization: Bearer $key" "${json[@]}" -d '{"order_status": [{"Order_id": 999999, "Order_Status": "ORDER_ACCEPTED"}]}'
+podman logs "${project}_worker_1" 2>&1 | grep -q '"msg":"effects worker started"' || fail "the compose worker did not start"
+podman stop -t "$GRACE_S" "${project}_api-1_1" "${project}_api-2_1" "${project}_worker_1" >/dev/null
+for service in api-1 api-2 worker; do
+  code=$(podman inspect --format '{{.State.ExitCode}}' "${project}_${service}_1")
+  [ "$code" = 0 ] || fail "compose $service exited $code on SIGTERM"
+done
+echo "the two API instances and the worker exited 0 on SIGTERM"
 
 step "done: image $size_mb MB (budget $SIZE_BUDGET_MB MB), $((SECONDS - started)) s in all"
