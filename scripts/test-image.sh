@@ -28,14 +28,19 @@ OFFICIAL_NODE=docker.io/library/node:20-bookworm-slim
 OFFICIAL_DEBIAN=docker.io/library/debian:bookworm-slim
 PG_ADMIN_URL=${IMAGE_TEST_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 
+# A clean machine's apt lists may be missing or stale: update only when the install fails without it.
 apt_install () {
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1 \
-    || { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1; }
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1 || {
+    apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1
+  }
+}
+free_port () {
+  node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"
 }
 
 step "podman"
-if ! command -v podman >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 \
-  || ! command -v podman-compose >/dev/null 2>&1; then
+if ! command -v podman >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 \
+  || ! command -v runc >/dev/null 2>&1 || ! command -v podman-compose >/dev/null 2>&1; then
   if ! apt_install podman buildah debootstrap runc podman-compose; then
     echo "test:image skipped: podman could not be installed here"
     exit 0
@@ -50,7 +55,8 @@ db=oxs_image_test_$$
 project=oxs-image-test-$$
 sql () { node -e '
   const pg = require("pg"); const c = new pg.Client({ connectionString: process.argv[1] })
-  c.connect().then(() => c.query(process.argv[2])).then(() => c.end(), (e) => { console.error(e.message); process.exit(1) })
+  c.connect().then(() => c.query(process.argv[2])).then(() => c.end(),
+    (e) => { console.error(e.message); process.exit(1) })
 ' "$PG_ADMIN_URL" "$1"; }
 cleanup () {
   podman rm -f -t 0 "$container" >/dev/null 2>&1 || true
@@ -94,7 +100,8 @@ else
   mkdir -p "$scratch/node"
   cp "$node_bin" "$scratch/node/node"
   cp -a "$npm_dir" "$scratch/node/npm"
-  if [ -n "$ca_file" ] && [ -r "$ca_file" ]; then cp "$ca_file" "$scratch/node/extra-ca.pem"; else : >"$scratch/node/extra-ca.pem"; fi
+  : >"$scratch/node/extra-ca.pem"
+  if [ -n "$ca_file" ] && [ -r "$ca_file" ]; then cp "$ca_file" "$scratch/node/extra-ca.pem"; fi
   podman build -q --pull=never --network host --build-arg "BASE=$BASE" -t "$NODE" \
     -f scripts/image/node-standin.Containerfile "$scratch/node" >/dev/null
   rm -rf "$scratch/node"
@@ -137,7 +144,7 @@ cli () { podman run --rm --network host -e DATABASE_URL="$database_url" "$IMAGE"
 cli migrate
 platform_key=$(cli credentials issue --kind platform-key --label test-image)
 
-port=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
+port=$(free_port)
 metrics_token=$(node -e "console.log(require('crypto').randomBytes(24).toString('hex'))")
 step "podman run on port $port"
 podman run -d --name "$container" --network host -e DATABASE_URL="$database_url" -e PORT="$port" \
@@ -159,7 +166,10 @@ check () {
   [ "$code" = "$want" ] || { head -c 600 "$scratch/body"; echo; fail "$method $path answered $code, not $want"; }
   node -e '
     const b = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
-    if (!new Function("b", `return (${process.argv[2]})`)(b)) { console.error(JSON.stringify(b).slice(0, 600)); process.exit(1) }
+    if (!new Function("b", `return (${process.argv[2]})`)(b)) {
+      console.error(JSON.stringify(b).slice(0, 600))
+      process.exit(1)
+    }
   ' "$scratch/body" "$cond" || fail "$method $path: the body fails ($cond)"
   echo "$method $path: $code"
 }
@@ -172,17 +182,19 @@ token=$(cli credentials issue --seller 101 --kind access-token)
 key=$(cli credentials issue --seller 101 --kind api-key)
 check POST /v2/graphql 200 '!b.errors && b.data.orders.pageInfo.total === 0 && Array.isArray(b.data.orders.nodes)' \
   -H "Authorization: Bearer $token" "${json[@]}" \
-  -d '{"query": "query Orders($input: OrderListInput) { orders(input: $input) { pageInfo { total page hasNext limit } nodes { orderId } } }",
+  -d '{"query": "query ($input: OrderListInput) { orders(input: $input) { pageInfo { total } nodes { orderId } } }",
        "variables": {"input": {"page": 1, "limit": 2}}}'
 check POST /v2/accounting/orders/update-status 200 \
   'b.error === false && b.statusCode === 200 && b.data.failed === 1 && b.data.errors[0].code === "ORDER_NOT_FOUND"' \
-  -H "Authorization: Bearer $key" "${json[@]}" -d '{"order_status": [{"Order_id": 999999, "Order_Status": "ORDER_ACCEPTED"}]}'
+  -H "Authorization: Bearer $key" "${json[@]}" \
+  -d '{"order_status": [{"Order_id": 999999, "Order_Status": "ORDER_ACCEPTED"}]}'
 check PUT /v2/shipments/outstanding/sync-data 200 'b.error === false && b.statusCode === 200 && b.data.received === 1' \
   -H "x-api-key: $key" "${json[@]}" \
   -d '[{"retailerSyncId": "RET-1", "shopSyncId": "SHOP-1", "offerSyncId": "VAR-1", "outstandingQuantity": 12.5}]'
 code=$(curl -s -o /dev/null -w '%{http_code}' "$base/metrics")
 [ "$code" != 200 ] || fail "/metrics answered without the token"
-curl -fsS -H "Authorization: Bearer $metrics_token" "$base/metrics" >"$scratch/metrics" || fail "/metrics with the token"
+curl -fsS -H "Authorization: Bearer $metrics_token" "$base/metrics" >"$scratch/metrics" \
+  || fail "/metrics with the token"
 grep -q '^oxs_http_request_duration_seconds_count{.*route="/v2/graphql"' "$scratch/metrics" \
   || fail "/metrics has no request count for /v2/graphql"
 echo "GET /metrics: 200 with the token ($code without), $(grep -c '^oxs_' "$scratch/metrics") oxs_ samples"
@@ -198,8 +210,8 @@ podman logs "$container" 2>&1 | grep -q '"msg":"shutdown complete"' || fail "no 
 echo "exit 0 in $stop_ms ms as process 1 (grace $GRACE_S s)"
 
 step "compose.yaml: PostgreSQL, PgBouncer, two API instances, a worker (podman-compose -p $project)"
-api_1_port=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
-api_2_port=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
+api_1_port=$(free_port)
+api_2_port=$(free_port)
 # The image just tested is the one compose.yaml names, so it is not built again.
 podman tag "$IMAGE" localhost/order-exchange:latest
 compose_started=$SECONDS
@@ -211,8 +223,11 @@ for port in "$api_1_port" "$api_2_port"; do
     if curl -fsS "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1; then break; fi
     sleep 0.5
   done
-  curl -fsS "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 \
-    || { podman-compose -p "$project" logs >"$scratch/compose.log" 2>&1; tail -40 "$scratch/compose.log"; fail "an API instance never became ready"; }
+  if ! curl -fsS "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1; then
+    podman-compose -p "$project" logs >"$scratch/compose.log" 2>&1
+    tail -40 "$scratch/compose.log"
+    fail "the API instance on port $port never became ready"
+  fi
 done
 echo "up and ready in $((SECONDS - compose_started)) s"
 in_api () { podman exec "${project}_api-1_1" node dist/cli/run.js "$@"; }
@@ -231,8 +246,10 @@ check POST /v2/graphql 200 '!b.errors && b.data.outstandingShipments.pageInfo.to
   -H "Authorization: Bearer $token" "${json[@]}" \
   -d '{"query": "{ outstandingShipments(input: {page: 1, limit: 5}) { pageInfo { total } } }"}'
 check POST /v2/accounting/orders/update-status 200 'b.error === false && b.data.errors[0].code === "ORDER_NOT_FOUND"' \
-  -H "Authorization: Bearer $key" "${json[@]}" -d '{"order_status": [{"Order_id": 999999, "Order_Status": "ORDER_ACCEPTED"}]}'
-podman logs "${project}_worker_1" 2>&1 | grep -q '"msg":"effects worker started"' || fail "the compose worker did not start"
+  -H "Authorization: Bearer $key" "${json[@]}" \
+  -d '{"order_status": [{"Order_id": 999999, "Order_Status": "ORDER_ACCEPTED"}]}'
+podman logs "${project}_worker_1" 2>&1 | grep -q '"msg":"effects worker started"' \
+  || fail "the compose worker did not start"
 podman stop -t "$GRACE_S" "${project}_api-1_1" "${project}_api-2_1" "${project}_worker_1" >/dev/null
 for service in api-1 api-2 worker; do
   code=$(podman inspect --format '{{.State.ExitCode}}' "${project}_${service}_1")
