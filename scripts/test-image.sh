@@ -38,7 +38,6 @@ free_port () {
   node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"
 }
 
-step "podman"
 if ! command -v podman >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 \
   || ! command -v runc >/dev/null 2>&1 || ! command -v podman-compose >/dev/null 2>&1; then
   if ! apt_install podman buildah debootstrap runc podman-compose; then
@@ -46,6 +45,7 @@ if ! command -v podman >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>
     exit 0
   fi
 fi
+step "podman"
 export CONTAINERS_CONF="$root/scripts/image/containers.conf"
 podman --version
 
