@@ -1,5 +1,5 @@
-# NOT TESTED: no container engine runs on the machines this project is built and tested on (README,
-# "Operating in production"). It follows what scripts/check-build.sh does in CI: build, then run dist/.
+# Built and run in CI by npm run test:image (scripts/test-image.sh, podman): migrations and credentials
+# through the CLI below, the endpoints, SIGTERM as process 1, no dev dependencies, a size budget.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -15,7 +15,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/client/package.json packages/client/
 COPY patches patches
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# --omit=optional too: typescript is an optional peer of a runtime dependency (cosmiconfig), which npm
+# would otherwise install as one; the other optional packages are platform binaries for the embedded
+# PostgreSQL and tsx, neither of which runs here (DATABASE_URL is required, dist/ is compiled).
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist dist
 COPY drizzle drizzle
 COPY schema.graphql ./
