@@ -11,7 +11,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
  *     → interfaces (routes/, graphql/, plugins/)
  *       → services (orders/, sellers/, shipments/, references/, status-update/, credentials/, seed/)
  *         → effects/ (the job contract and its delivery)
- *           → base (db/, paging/, config.ts, errors.ts, logger.ts, plain-object.ts, outbound/)
+ *           → base (db/, paging/, config.ts, errors.ts, logger.ts, plain-object.ts, outbound/, tracing/)
  *
  * The client package (packages/client) is published on its own: it imports nothing of the service.
  */
@@ -22,7 +22,7 @@ const SERVICES = ['src/orders', 'src/sellers', 'src/shipments', 'src/status-upda
   'src/platform', 'src/references', 'src/events', 'src/webhooks']
 const EFFECTS = ['src/effects']
 const BASE = ['src/db', 'src/paging', 'src/config.ts', 'src/errors.ts', 'src/rest-envelope.ts', 'src/item-error.ts',
-  'src/logger.ts', 'src/redis.ts', 'src/metrics.ts', 'src/cost-bucket.ts', 'src/plain-object.ts', 'src/outbound']
+  'src/logger.ts', 'src/redis.ts', 'src/metrics.ts', 'src/cost-bucket.ts', 'src/plain-object.ts', 'src/outbound', 'src/tracing']
 
 const layer = (target, from, message) => ({ target, from, message })
 

@@ -27,6 +27,7 @@ import shipmentSyncRoutes from './routes/shipment-sync.js'
 import referencesSyncRoutes from './routes/references-sync.js'
 import platformRoutes from './routes/platform.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
+import type { Tracing } from './tracing/tracing.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -41,6 +42,8 @@ export interface BuildOptions {
   redis?: Redis
   /** The process's metrics (server.ts shares them with the worker); a fresh set when absent. */
   metrics?: ServiceMetrics
+  /** OpenTelemetry, when server.ts started it (tracing/start.ts); absent: no spans, nothing registered. */
+  tracing?: Tracing | null
 }
 
 /**
@@ -48,7 +51,7 @@ export interface BuildOptions {
  * connection: server.ts (or a test) opens the database, builds, listens and closes.
  */
 export async function buildApp (
-  { config, database, reads, logger, redis, metrics = createMetrics() }: BuildOptions
+  { config, database, reads, logger, redis, metrics = createMetrics(), tracing = null }: BuildOptions
 ): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
@@ -80,6 +83,9 @@ export async function buildApp (
     }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // First: it wraps each route as it is added, and its request span must start before any other hook.
+  if (tracing) await app.register(tracing.fastifyPlugin)
+  app.decorate('tracing', tracing)
   app.addHook('onSend', async (request, reply) => { reply.header('x-request-id', request.id) })
 
   await app.register(gracefulClosePlugin)

@@ -1,5 +1,6 @@
 import type { FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
+import type { Tracing } from './tracing/tracing.js'
 
 /** Headers that carry secrets: never logged. */
 export const REDACTED_PATHS = [
@@ -56,10 +57,15 @@ export function serializeError (err: unknown, depth = 0): SerializedError {
   return out
 }
 
-export function loggerOptions (config: Pick<Config, 'LOG_LEVEL'>): FastifyServerOptions['logger'] {
+/**
+ * pino's options. With tracing on, each line written inside a span carries its `trace_id` and `span_id`,
+ * which find the line from a trace and the trace from the line; off, lines are what they always were.
+ */
+export function loggerOptions (config: Pick<Config, 'LOG_LEVEL'>, tracing?: Tracing | null): FastifyServerOptions['logger'] {
   return {
     level: config.LOG_LEVEL,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    serializers: { err: (err: unknown) => serializeError(err), error: (err: unknown) => serializeError(err) }
+    serializers: { err: (err: unknown) => serializeError(err), error: (err: unknown) => serializeError(err) },
+    ...(tracing ? { mixin: () => tracing.logFields() } : {})
   }
 }

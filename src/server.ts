@@ -12,6 +12,7 @@ import type { EffectsWorker } from './effects/worker.js'
 import { createMetrics, startMetricsServer } from './metrics.js'
 import { openRedis } from './redis.js'
 import { startWorker } from './worker-tasks.js'
+import { startTracing } from './tracing/start.js'
 
 /** The only place that owns the process: config, database, listen, and a graceful shutdown. */
 async function main (): Promise<void> {
@@ -25,13 +26,16 @@ async function main (): Promise<void> {
     }
     throw err
   }
-  const logger = pino(loggerOptions(config) as pino.LoggerOptions)
+  // Before anything that makes spans: the pools, the worker, the app (OTEL_EXPORTER_OTLP_ENDPOINT turns it on).
+  const tracing = await startTracing(config)
+  const logger = pino(loggerOptions(config, tracing) as pino.LoggerOptions)
+  if (tracing) logger.info({ endpoint: process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'traces exported over OTLP')
 
   // One set of metrics for the process: the API and the worker count into it.
   const metrics = createMetrics()
   let connection: Connection
   try {
-    connection = await connect(config, { log: (line) => logger.debug({ postgres: line }) })
+    connection = await connect(config, { log: (line) => logger.debug({ postgres: line }), tracing })
   } catch (err) {
     if (err instanceof EmbeddedPostgresError) {
       process.stderr.write(`Cannot start the embedded PostgreSQL: ${err.message}\n` +
@@ -70,6 +74,8 @@ async function main (): Promise<void> {
     // Nothing uses Redis once the app is closed; a QUIT would wait on a Redis that does not answer.
     redis?.disconnect()
     await metricsServer?.close()
+    // Last, so the spans of the requests and jobs finished above go out too.
+    await tracing?.shutdown()
     const failed = stopped.find((result) => result.status === 'rejected')
     if (failed) throw failed.reason
   }
@@ -86,10 +92,10 @@ async function main (): Promise<void> {
     await migrate(connection.sessionUrl)
     demo = await seedDemoIfEmpty(config, connection.database)
     if (config.WORKER_ENABLED) {
-      worker = await startWorker(config, connection.database, connection.sessionUrl, logger, metrics)
+      worker = await startWorker(config, connection.database, connection.sessionUrl, logger, metrics, tracing)
     }
     await reads?.start()
-    app = await buildApp({ config, database: connection.database, reads, logger, redis, metrics })
+    app = await buildApp({ config, database: connection.database, reads, logger, redis, metrics, tracing })
     if (config.METRICS_PORT) {
       metricsServer = await startMetricsServer(metrics.registry, config.METRICS_HOST, config.METRICS_PORT)
       logger.info({ url: `http://${config.METRICS_HOST}:${metricsServer.port}/metrics` }, 'metrics served on the admin port')

@@ -14,6 +14,7 @@ import { purgeExpiredIdempotencyKeys } from './idempotency/idempotency-key.js'
 import { autoRejectOrder } from './status-update/auto-reject.js'
 import { WebhookDeliverer } from './webhooks/deliverer.js'
 import { SecretBox } from './webhooks/secret-box.js'
+import type { Tracing } from './tracing/tracing.js'
 
 /*
  * Which job runs which service: the wiring of the effects worker, kept beside the entry points so that
@@ -61,14 +62,14 @@ export function effectsTasks (config: Config, database: Database, logger: Logger
  * work through `database`, which may go through a transaction pooler.
  */
 export async function startWorker (config: Config, database: Database, sessionUrl: string, logger: Logger,
-  metrics?: ServiceMetrics): Promise<EffectsWorker> {
+  metrics?: ServiceMetrics, tracing?: Tracing | null): Promise<EffectsWorker> {
   const log = logger.child({ component: 'effects-worker' })
-  const deliverer = startDeliverer(config, database, sessionUrl, logger, metrics)
+  const deliverer = startDeliverer(config, database, sessionUrl, logger, metrics, tracing)
   await deliverer?.start()
   let worker: EffectsWorker
   try {
     worker = await startSupervisedWorker({
-      config, url: sessionUrl, logger: log, ...effectsTasks(config, database, log, metrics)
+      config, url: sessionUrl, logger: log, tracing, ...effectsTasks(config, database, log, metrics)
     })
   } catch (err) {
     await deliverer?.stop()
@@ -85,7 +86,7 @@ export async function startWorker (config: Config, database: Database, sessionUr
  * where production has no WEBHOOK_SECRETS_KEY (no endpoint can exist then, and secrets could not be read).
  */
 function startDeliverer (config: Config, database: Database, sessionUrl: string, logger: Logger,
-  metrics?: ServiceMetrics): WebhookDeliverer | null {
+  metrics?: ServiceMetrics, tracing?: Tracing | null): WebhookDeliverer | null {
   const box = SecretBox.of(config)
   const log = logger.child({ component: 'webhook-deliverer' })
   if (box === null) {
@@ -100,6 +101,7 @@ function startDeliverer (config: Config, database: Database, sessionUrl: string,
     concurrency: config.WEBHOOK_DELIVERY_CONCURRENCY,
     timeoutMs: config.WEBHOOK_DELIVERY_TIMEOUT_MS,
     allowPrivateNetworks: webhookPrivateNetworksAllowed(config),
+    tracing,
     onAttempt: (r) => metrics?.deliveries.inc({
       transport: 'seller-webhook', result: r.succeeded ? 'delivered' : r.retryInMs === null ? 'given_up' : 'failed'
     })

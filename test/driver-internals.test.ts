@@ -2,8 +2,11 @@ import t from 'tap'
 import { sql } from 'drizzle-orm'
 import { buildSchema, parse, type OperationDefinitionNode } from 'graphql'
 import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js'
-import type { Tx } from '../src/db/client.js'
-import { executePrepared, poolStatsReader, postgresClientOf } from '../src/db/driver-internals.js'
+import { openDatabase, type Tx } from '../src/db/client.js'
+import {
+  executePrepared, observeQueries, poolStatsReader, postgresClientOf, type QueryObserver, type StatementOutcome
+} from '../src/db/driver-internals.js'
+import { transaction } from '../src/db/transaction.js'
 import { testDatabase } from './helpers/build.js'
 
 /*
@@ -52,6 +55,52 @@ t.test('postgres.js (patched): the pool counts its connections', async (t) => {
   await database.db.transaction(async () => {
     t.equal(database.poolStats().busy, 1, 'a transaction holds one')
   })
+})
+
+t.test('postgres.js: every statement and its end, in the pool, a transaction and a savepoint (tracing)', async (t) => {
+  const database = await testDatabase(t)
+  const seen: Array<{ text: string, scope: string[], outcome?: StatementOutcome }> = []
+  const scope: string[] = []
+  const observer: QueryObserver = {
+    statement (text) {
+      if (text.includes('/* untraced */')) return undefined
+      const entry: { text: string, scope: string[], outcome?: StatementOutcome } = { text, scope: [...scope] }
+      seen.push(entry)
+      return (outcome) => { entry.outcome = outcome }
+    },
+    async transaction (kind, run) {
+      scope.push(kind)
+      try { return await run() } finally { scope.pop() }
+    }
+  }
+  const observed = openDatabase(database.url, { max: 2, observer })
+  t.teardown(() => observed.close())
+  await observed.db.execute(sql`select ${'a parameter value'}::text as v`)
+  await transaction(observed.db, async (tx) => {
+    await tx.execute(sql`select 1 as one`)
+    await tx.transaction(async (savepoint) => {
+      await savepoint.execute(sql`select ${41}::int + 1 as answer`)
+      await postgresClientOf(savepoint).unsafe('select 2 /* raw */').raw()
+    })
+    await tx.execute(sql`select 3 /* untraced */`)
+  })
+  await t.rejects(observed.db.execute(sql`select 1/0`), { cause: { code: '22012' } })
+  t.same(seen.map((s) => [s.text, s.scope.join('>')]), [
+    ['select $1::text as v', ''],
+    ['begin ', 'transaction'],
+    ['select txid_current()::text as xid', 'transaction'],
+    ['select 1 as one', 'transaction'],
+    ['select $1::int + 1 as answer', 'transaction>savepoint'],
+    ['select 2 /* raw */', 'transaction>savepoint'],
+    ['select 1/0', '']
+  ], 'the text with its placeholders (never a parameter), inside the scopes it ran in')
+  t.same(seen[0].outcome, { command: 'SELECT', rows: 1 })
+  t.same(seen[1].outcome, { command: 'BEGIN', rows: 0 })
+  t.equal((seen.at(-1)!.outcome as { error: { code: string } }).error.code, '22012', 'a failed statement ends with its error')
+  t.notOk(JSON.stringify(seen.map((s) => s.text)).includes('a parameter value'))
+
+  const notPostgres = {} as unknown as Parameters<typeof observeQueries>[0]
+  t.throws(() => observeQueries(notPostgres, observer), /driver-internals: postgres\.js sql\.unsafe/)
 })
 
 t.test("graphile-worker: the private table and row type this service's statements use", async (t) => {

@@ -4,6 +4,7 @@ import { connect } from '../db/connect.js'
 import { migrate } from '../db/migrate.js'
 import { loggerOptions } from '../logger.js'
 import { createMetrics, startMetricsServer } from '../metrics.js'
+import { startTracing } from '../tracing/start.js'
 import { startWorker } from '../worker-tasks.js'
 
 export interface StopTrigger { stopped: Promise<string>, dispose: () => void }
@@ -24,12 +25,14 @@ export function onStopSignal (): StopTrigger {
  */
 export async function runWorker (config: Config,
   options: { trigger?: StopTrigger, logger?: pino.Logger } = {}): Promise<number> {
-  const logger = options.logger ?? pino(loggerOptions(config) as pino.LoggerOptions)
+  // Before the pools and the worker: a span per job and per statement (OTEL_EXPORTER_OTLP_ENDPOINT turns it on).
+  const tracing = await startTracing(config)
+  const logger = options.logger ?? pino(loggerOptions(config, tracing) as pino.LoggerOptions)
   const trigger = options.trigger ?? onStopSignal()
   try {
     // Direct (WORKER_DATABASE_URL when set): a worker needs a session for its queue anyway.
     const connection = await connect(config, {
-      max: config.WORKER_CONCURRENCY + 2, direct: true, log: (line) => logger.debug({ postgres: line })
+      max: config.WORKER_CONCURRENCY + 2, direct: true, log: (line) => logger.debug({ postgres: line }), tracing
     })
     try {
       await migrate(connection.sessionUrl)
@@ -40,7 +43,7 @@ export async function runWorker (config: Config,
         : undefined
       try {
         // Restarted after a fatal error (a long database outage) until told to stop.
-        const worker = await startWorker(config, connection.database, connection.sessionUrl, logger, metrics)
+        const worker = await startWorker(config, connection.database, connection.sessionUrl, logger, metrics, tracing)
         const reason = await trigger.stopped
         logger.info({ signal: reason }, 'stopping the worker: finishing jobs in hand')
         await worker.stop()
@@ -53,5 +56,7 @@ export async function runWorker (config: Config,
     }
   } finally {
     trigger.dispose()
+    // Last, so the spans of the jobs finished above go out too.
+    await tracing?.shutdown()
   }
 }

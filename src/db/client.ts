@@ -1,7 +1,7 @@
 import postgres from 'postgres'
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js'
 import * as schema from './schema.js'
-import { poolStatsReader, type PoolStats } from './driver-internals.js'
+import { observeQueries, poolStatsReader, type PoolStats, type QueryObserver } from './driver-internals.js'
 
 /*
  * The one data-access handle of the service: Drizzle over postgres.js. Every service function takes a
@@ -39,6 +39,8 @@ export interface OpenOptions {
    * transaction may get another. Default true.
    */
   prepare?: boolean
+  /** Told of every statement and transaction (tracing: one span each); none when absent. */
+  observer?: QueryObserver
 }
 
 export interface SessionTimeouts { statementMs: number, lockMs: number, idleInTransactionMs: number }
@@ -64,7 +66,7 @@ export function reconnectBackoff (retries: number): number {
 /** The postgres.js settings of every pool: numeric stays a string end to end (no float rounding). */
 export function openClient (url: string, options: OpenOptions = {}): postgres.Sql {
   const prepare = options.prepare ?? true
-  return postgres(url, {
+  const client = postgres(url, {
     max: options.max ?? 10,
     prepare,
     onnotice: () => {},
@@ -81,6 +83,8 @@ export function openClient (url: string, options: OpenOptions = {}): postgres.Sq
     backoff: reconnectBackoff,
     debug: options.onQuery ? (_conn, query) => options.onQuery!(query) : undefined
   })
+  if (options.observer) observeQueries(client, options.observer)
+  return client
 }
 
 export function openDatabase (url: string, options: OpenOptions = {}): Database {

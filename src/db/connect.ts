@@ -4,6 +4,7 @@ import postgres from 'postgres'
 import { sessionDatabaseUrl, sessionTimeouts, type Config } from '../config.js'
 import { openDatabase, withDatabaseName, type Database, type OpenOptions } from './client.js'
 import { startEmbeddedPostgres, type EmbeddedServer } from './embedded.js'
+import type { Tracing } from '../tracing/tracing.js'
 
 export const EMBEDDED_DATABASE = 'order_exchange'
 
@@ -45,6 +46,8 @@ export interface ConnectOptions extends OpenOptions {
    * process, which needs a session anyway, then uses one direct connection kind for everything.
    */
   direct?: boolean
+  /** A span per statement and transaction of the pools when tracing is on (tracing/start.ts). */
+  tracing?: Tracing | null
 }
 
 export async function connect (config: Config, options: ConnectOptions = {}): Promise<Connection> {
@@ -58,9 +61,12 @@ export async function connect (config: Config, options: ConnectOptions = {}): Pr
     prepare: !pooled,
     timeouts: pooled ? undefined : sessionTimeouts(config)
   }
-  const database = openDatabase(options.direct ? sessionUrl : url, settings)
+  const primaryUrl = options.direct ? sessionUrl : url
+  const database = openDatabase(primaryUrl, { ...settings, observer: options.tracing?.sqlObserver(primaryUrl) })
   const reads = config.READ_DATABASE_URL && !options.direct
-    ? openDatabase(config.READ_DATABASE_URL, { ...settings, application: 'order-exchange-reads' })
+    ? openDatabase(config.READ_DATABASE_URL, {
+      ...settings, application: 'order-exchange-reads', observer: options.tracing?.sqlObserver(config.READ_DATABASE_URL)
+    })
     : undefined
   return {
     database,

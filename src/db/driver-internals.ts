@@ -64,6 +64,78 @@ export function postgresClientOf (tx: DrizzleHandle): postgres.Sql {
   return client
 }
 
+/** How a statement ended: its command tag and how many rows came back, or the error it failed with. */
+export type StatementOutcome = { command: string | null, rows: number | null } | { error: unknown }
+
+/** Told of each statement a client sends, and runs its transactions (and savepoints) within a scope of its own. */
+export interface QueryObserver {
+  /**
+   * A statement (its text, with $n placeholders; its parameters are never handed over) is about to be
+   * sent: returns what to call when it ends, or nothing to leave it alone.
+   */
+  statement: (text: string) => ((outcome: StatementOutcome) => void) | undefined
+  /** Runs a transaction or savepoint, start to COMMIT or ROLLBACK; its statements are sent inside `run`. */
+  transaction: <T>(kind: 'transaction' | 'savepoint', run: () => Promise<T>) => Promise<T>
+}
+
+/** The private parts of a postgres.js query: settled through these two instance fields (src/connection.js). */
+interface PendingQuery { resolve: (result: unknown) => unknown, reject: (err: unknown) => unknown }
+
+type Settle = (outcome: StatementOutcome) => void
+type Scoped = (...args: unknown[]) => Promise<unknown>
+
+/**
+ * Reports every statement `client` sends through `unsafe` (Drizzle's only way in, and statements.ts's raw
+ * mode), in the pool and in its transactions and savepoints, with its end. postgres.js has no hook for
+ * this: its `debug` option sees a statement go out but not come back, and makes every query capture a
+ * stack and every error carry its parameters. So `unsafe` and `begin` are wrapped on the client, the
+ * transaction's and each savepoint's own `sql`, and a query's end is read from its `resolve`/`reject`.
+ * Not covered: tagged-template queries (the service sends none through the pool; postgres.js sends COMMIT,
+ * ROLLBACK and SAVEPOINT that way, which the transaction's scope spans) and `reserve()` (unused).
+ */
+export function observeQueries (client: postgres.Sql, observer: QueryObserver): void {
+  const settled = (query: PendingQuery, settle: Settle): void => {
+    const { resolve, reject } = query
+    if (typeof resolve !== 'function' || typeof reject !== 'function') changed('postgres.js Query resolve/reject')
+    query.resolve = (result) => {
+      const rows = result as { command?: unknown } | null
+      settle({ command: typeof rows?.command === 'string' ? rows.command : null, rows: Array.isArray(result) ? result.length : null })
+      return resolve(result)
+    }
+    query.reject = (err) => { settle({ error: err }); return reject(err) }
+  }
+  const watchStatements = (sql: postgres.Sql): void => {
+    const unsafe = sql.unsafe as unknown as (text: string, ...rest: unknown[]) => PendingQuery
+    if (typeof unsafe !== 'function') changed('postgres.js sql.unsafe')
+    sql.unsafe = function (this: unknown, text: string, ...rest: unknown[]) {
+      const query = unsafe.call(this, text, ...rest)
+      const settle = observer.statement(text)
+      if (settle) settled(query, settle)
+      return query
+    } as unknown as postgres.Sql['unsafe']
+  }
+  /** `begin(options?, fn)` / `savepoint(name?, fn)`: the scope's body gets its `sql` watched too. */
+  const watchScope = (sql: postgres.Sql, method: 'begin' | 'savepoint', kind: 'transaction' | 'savepoint'): void => {
+    const scoped = (sql as unknown as Record<string, Scoped | undefined>)[method]
+    if (typeof scoped !== 'function') changed(`postgres.js sql.${method}`)
+    ;(sql as unknown as Record<string, Scoped>)[method] = function (this: unknown, ...args: unknown[]) {
+      const last = args.length - 1
+      const body = args[last]
+      if (typeof body === 'function') {
+        args[last] = (inner: postgres.Sql) => (body as (inner: postgres.Sql) => unknown)(watchTransaction(inner))
+      }
+      return observer.transaction(kind, () => scoped.apply(this, args))
+    }
+  }
+  const watchTransaction = (sql: postgres.Sql): postgres.Sql => {
+    watchStatements(sql)
+    watchScope(sql, 'savepoint', 'savepoint')
+    return sql
+  }
+  watchStatements(client)
+  watchScope(client, 'begin', 'transaction')
+}
+
 /** The pool's state, from `poolStats`, which patches/postgres+3.4.9.patch adds (postgres.js has none). */
 export function poolStatsReader (client: postgres.Sql): () => PoolStats {
   const read = (client as unknown as { poolStats?: () => PoolStats }).poolStats

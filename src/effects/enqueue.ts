@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm'
+import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
+import { activeTraceparent } from '../tracing/trace-context.js'
 import { AUTO_REJECT_KEY_PREFIX, AUTO_REJECT_MAX_ATTEMPTS, NOTIFY_MAX_ATTEMPTS, TASKS, type NotifyPayload } from './jobs.js'
 
 /*
@@ -8,19 +9,30 @@ import { AUTO_REJECT_KEY_PREFIX, AUTO_REJECT_MAX_ATTEMPTS, NOTIFY_MAX_ATTEMPTS, 
  */
 
 /**
+ * The enqueuing span's traceparent as more arguments of a json_build_object that builds a job's payload
+ * (`json_build_object('refundId', r.id ${jobTraceArguments()})`); nothing when no span is active, so a
+ * payload keeps its shape with tracing off.
+ */
+export function jobTraceArguments (): SQL {
+  const traceparent = activeTraceparent()
+  return traceparent === undefined ? sql`` : sql`, 'traceparent', ${traceparent}::text`
+}
+
+/**
  * One notification_deliveries row and one `notify` job per new event id, on the caller's transaction;
  * an event id already recorded gets neither (a retried change notifies nobody twice). Returns how many
  * events were new.
  */
 export async function enqueueNotifications (tx: Tx, payloads: NotifyPayload[]): Promise<number> {
   if (payloads.length === 0) return 0
+  const traceparent = activeTraceparent()
   const events = payloads.map((p) => ({
     event_id: p.eventId,
     order_id: p.orderId,
     seller_id: p.sellerId,
     channel: p.channel,
     event_type: p.eventType,
-    payload: p
+    payload: traceparent === undefined ? p : { ...p, traceparent }
   }))
   const rows = await tx.execute<{ enqueued: string }>(sql`
     with event as (
@@ -80,7 +92,7 @@ export async function scheduleAutoRejections (tx: Tx, orders: OrdersToSchedule, 
   const start = clock === 'from-now' ? sql`greatest(o.created_at, now())` : sql`o.created_at`
   const [row] = await tx.execute<{ scheduled: number }>(sql`
     select count(*)::int as scheduled from graphile_worker.add_jobs(array(
-      select row(${TASKS.autoReject}::text, json_build_object('orderId', o.id), null,
+      select row(${TASKS.autoReject}::text, json_build_object('orderId', o.id ${jobTraceArguments()}), null,
         ${start} + ${afterMs}::float8 * interval '1 millisecond',
         ${AUTO_REJECT_MAX_ATTEMPTS}::int, ${AUTO_REJECT_KEY_PREFIX}::text || o.id, null, null)::graphile_worker.job_spec
       from orders o join sellers s on s.id = o.seller_id

@@ -51,7 +51,14 @@ export function eventTypeOf (status: AnnouncedStatus): NotificationEventType {
   return EVENT_TYPE[status]
 }
 
-export interface NotifyPayload {
+/**
+ * What every job may carry besides its own fields: the W3C traceparent of the span that enqueued it (the
+ * request, or the job that enqueued it), present only when tracing was on, so the job's span continues
+ * that trace (traced-tasks.ts).
+ */
+export interface JobTrace { traceparent?: string }
+
+export interface NotifyPayload extends JobTrace {
   /** Stable per order + transition + channel: receivers de-duplicate on it. */
   eventId: string
   eventType: NotificationEventType
@@ -65,8 +72,8 @@ export interface NotifyPayload {
   occurredAt: string
 }
 
-export interface AutoRejectPayload { orderId: number }
-export interface ProcessRefundPayload { refundId: number }
+export interface AutoRejectPayload extends JobTrace { orderId: number }
+export interface ProcessRefundPayload extends JobTrace { refundId: number }
 
 /** Attempts of a notify job (about 3 hours of backoff in all). */
 export const NOTIFY_MAX_ATTEMPTS = 10

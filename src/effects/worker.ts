@@ -3,7 +3,9 @@ import { Logger as GraphileLogger, run, type LogLevel, type TaskList, type Worke
 import pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
+import type { Tracing } from '../tracing/tracing.js'
 import { WorkerLiveness } from './crash-recovery.js'
+import { tracedTasks } from './traced-tasks.js'
 
 export interface EffectsWorkerOptions {
   config: Config
@@ -17,6 +19,8 @@ export interface EffectsWorkerOptions {
   details?: Record<string, unknown>
   /** Recurring jobs, in graphile-worker's crontab format. */
   crontab?: string
+  /** A span per job when tracing is on. */
+  tracing?: Tracing | null
 }
 
 export interface EffectsWorker {
@@ -33,7 +37,7 @@ export interface EffectsWorker {
  * keeps its own small pg pool for the queue.
  */
 export async function startEffectsWorker (
-  { config, url, logger: log, taskList, details, crontab }: EffectsWorkerOptions
+  { config, url, logger: log, taskList, details, crontab, tracing }: EffectsWorkerOptions
 ): Promise<EffectsWorker> {
   const liveness = new WorkerLiveness(url, log, config.WORKER_RECOVERY_INTERVAL_MS)
   await liveness.open()
@@ -66,7 +70,7 @@ export async function startEffectsWorker (
       noHandleSignals: true,
       logger: graphileLogger(log),
       events,
-      taskList,
+      taskList: tracing ? tracedTasks(tracing, taskList) : taskList,
       ...(crontab ? { crontab } : {})
     })
   } catch (err) {

@@ -9,6 +9,8 @@ import { formatRejectedRequest } from './errors.js'
 import { requestCost, settleQueryCost } from './cost-limit.js'
 import { sendGraphql } from './media-type.js'
 import { PassThrough } from './pass-through.js'
+import { describeOperation, recordCost, recordExecution } from './operation-span.js'
+import type { Span } from '../tracing/tracing.js'
 
 /*
  * POST (and GET, for queries) /v2/graphql: our own routes in front of Mercurius's executor, so that
@@ -68,8 +70,12 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
   // `application/graphql` carries the query text itself as the body.
   app.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) => { done(null, { query: body }) })
 
-  async function run (request: FastifyRequest, reply: FastifyReply, params: GraphqlRequest): Promise<unknown> {
+  /** Answers one request; `span` (tracing on) is told the operation, the path that answered it and its cost. */
+  async function run (
+    request: FastifyRequest, reply: FastifyReply, params: GraphqlRequest, span?: Span
+  ): Promise<unknown> {
     const reject = (errors: readonly GraphQLError[]): FastifyReply => {
+      recordExecution(span, 'rejected')
       const codes = errors.map((e) => e.extensions.code)
       request.log.info({ codes, reason: errors[0]?.message.slice(0, 200) }, 'graphql request rejected')
       return sendGraphqlErrors(request, reply, 400, errors.map((e) => e.toJSON()))
@@ -82,6 +88,7 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
       const document = admission.document(query)
       admission.checkVariables(document, operationName ?? null, variables ?? null)
       request.graphqlOperationName = operationName ?? null
+      if (span) describeOperation(span, document, operationName ?? null)
       // What this request costs, with its own page sizes and directives: worked out once, spent by the
       // pass-through or by the standard execution's hook, billed after either (cost-limit.ts).
       if (app.costBucket) {
@@ -91,8 +98,12 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
       if (passThrough) {
         const answered = await passThrough.answer(request, reply, { ...context, costBucket: app.costBucket },
           query, variables ?? null, operationName ?? null)
-        if (answered) return reply
+        if (answered) {
+          recordExecution(span, 'pass-through')
+          return reply
+        }
       }
+      recordExecution(span, 'standard')
       const result = await reply.graphql(query, context, variables ?? undefined, operationName ?? undefined)
       // What the query cost and what is left of the budget (cost-limit.ts), as Shopify reports it: the
       // root fields that produced data are billed for what they returned.
@@ -108,6 +119,7 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
       if (err instanceof DocumentRejected) return reject(err.errors)
       const code = (err as { code?: unknown }).code
       if (typeof code === 'string' && code.startsWith('MER_ERR_GQL_')) {
+        recordExecution(span, 'rejected')
         const { statusCode, response } = formatRejectedRequest(err as Error & { errors?: Error[] })
         request.log.info({ statusCode, errors: response.errors?.map((e) => e.message.slice(0, 200)) }, 'graphql request rejected')
         return sendGraphqlErrors(request, reply, statusCode, response.errors ?? [])
@@ -118,11 +130,18 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
       if (app.costBucket && request.caller) {
         await settleQueryCost(app.costBucket, reply, request.caller.credentialId, [])
       }
+      if (span) recordCost(span, request.graphqlCost)
     }
   }
 
+  /** With tracing on, the request in a span of the operation's own, inside the HTTP request's. */
+  const answer = (request: FastifyRequest, reply: FastifyReply, params: GraphqlRequest): Promise<unknown> =>
+    app.tracing
+      ? app.tracing.span('GraphQL Operation', {}, (span) => run(request, reply, params, span))
+      : run(request, reply, params)
+
   app.post(GRAPHQL_PATH, { schema: { body: GraphqlRequestSchema } },
-    (request, reply) => run(request, reply, request.body as GraphqlRequest))
+    (request, reply) => answer(request, reply, request.body as GraphqlRequest))
 
   app.get(GRAPHQL_PATH, { schema: { querystring: GraphqlQueryStringSchema } }, async (request, reply) => {
     const q = request.query as Static<typeof GraphqlQueryStringSchema>
@@ -133,6 +152,6 @@ export function registerGraphqlRoutes (app: FastifyInstance): void {
       if (err instanceof RequestRejected) return sendGraphqlErrors(request, reply, 400, [err.error.toJSON()])
       throw err
     }
-    return run(request, reply, params)
+    return answer(request, reply, params)
   })
 }

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
-import { enqueueNotifications, removeJobs } from '../effects/enqueue.js'
+import { enqueueNotifications, jobTraceArguments, removeJobs } from '../effects/enqueue.js'
 import { autoRejectJobKey, CHANNELS_OF, eventTypeOf, notificationEventId, TASKS, type NotifyPayload } from '../effects/jobs.js'
 import type { Actor, PlannedChange } from './plan-change.js'
 import { formatCents } from './points.js'
@@ -122,7 +122,7 @@ async function recordRefunds (tx: Tx, undone: PlannedChange[], sellerId: number)
       on conflict (order_id) do nothing
       returning id
     ), specs as (
-      select array_agg(row(${TASKS.processRefund}::text, json_build_object('refundId', refund.id), null, null, null, null, null, null)::graphile_worker.job_spec) as jobs
+      select array_agg(row(${TASKS.processRefund}::text, json_build_object('refundId', refund.id ${jobTraceArguments()}), null, null, null, null, null, null)::graphile_worker.job_spec) as jobs
       from refund
       having count(*) > 0
     )

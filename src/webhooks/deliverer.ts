@@ -9,6 +9,7 @@ import {
 import { eventId } from './event-body.js'
 import { retryWaitMs } from './retry-schedule.js'
 import type { SecretBox } from './secret-box.js'
+import type { Tracing } from '../tracing/tracing.js'
 import { createWebhookSender, type SendOptions } from '../outbound/send-webhook.js'
 import { standardWebhookHeaders } from '../outbound/standard-signature.js'
 import type { LookupFunction } from 'node:net'
@@ -40,6 +41,8 @@ export interface DelivererOptions {
   retryWait?: typeof retryWaitMs
   /** Called after each attempt (metrics). */
   onAttempt?: (result: AttemptResult) => void
+  /** A span per attempt when tracing is on. */
+  tracing?: Tracing | null
 }
 
 /** Answers are read up to this much, then dropped. */
@@ -189,7 +192,7 @@ export class WebhookDeliverer {
   private send (delivery: ClaimedDelivery): void {
     if (this.inFlight === 0) this.idle = new Promise((resolve) => { this.settleIdle = resolve })
     this.inFlight++
-    this.attempt(delivery).then((result) => {
+    this.tracedAttempt(delivery).then((result) => {
       this.finished.push(result)
       this.options.onAttempt?.(result)
     }, (err: Error) => {
@@ -203,6 +206,36 @@ export class WebhookDeliverer {
       // next event until the result below is written); once written, the order's next event can go too.
       this.wake()
       this.flush().then(() => this.wake(), () => this.schedule(1000))
+    })
+  }
+
+  /**
+   * The attempt in a span of its own trace (the deliverer is woken by the event log, not by a request).
+   * The endpoint is named by id and host: its URL may hold a token, and the secret and body stay out.
+   */
+  private async tracedAttempt (d: ClaimedDelivery): Promise<AttemptResult> {
+    const tracing = this.options.tracing
+    if (!tracing) return await this.attempt(d)
+    let host: string | undefined
+    try { host = new URL(d.url).hostname } catch {}
+    return await tracing.span('webhook delivery', {
+      kind: 'client',
+      root: true,
+      attributes: {
+        'http.request.method': 'POST',
+        'server.address': host,
+        'order_exchange.webhook.endpoint_id': d.endpointId,
+        'order_exchange.webhook.delivery_id': d.id,
+        'order_exchange.webhook.event_id': eventId(d.sellerId, d.sequence),
+        'order_exchange.webhook.attempt': d.attempt
+      }
+    }, async (span) => {
+      const result = await this.attempt(d)
+      const outcome = result.succeeded ? 'delivered' : result.gone ? 'gone' : result.retryInMs === null ? 'given_up' : 'failed'
+      span.setAttribute('order_exchange.webhook.outcome', outcome)
+      if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus)
+      if (!result.succeeded) tracing.markFailed(span, result.httpStatus === null ? 'no_response' : String(result.httpStatus))
+      return result
     })
   }
 
