@@ -110,3 +110,9 @@ Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
 }
+
+/** Waits until every queued delivery is finished and written (a receiver sees one before its attempt is logged). */
+export async function allRecorded (t: Test, m: EventMarket, ms = 20_000): Promise<void> {
+  await until(t, 'every delivery recorded', async () =>
+    (await m.database.sql`select 1 from webhook_deliveries where status = 'PENDING' limit 1`).length === 0, ms)
+}

@@ -6,7 +6,7 @@ import { spawnWorker } from '../helpers/worker-process.js'
 import { SecretBox } from '../../src/webhooks/secret-box.js'
 import { newEndpointSecret } from '../../src/outbound/standard-signature.js'
 import type { Delivered } from '../helpers/webhooks.js'
-import { until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+import { allRecorded, until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
 
 /*
  * Delivery when the receiver misbehaves and the worker dies: every event still arrives at least once with
@@ -93,6 +93,7 @@ t.test('500s, 429 and 503 with Retry-After, timeouts, dropped connections: all d
   const feed = (await m.follow(await m.token(1))).events
   t.equal(feed.length, 96)
   await until(t, 'every event delivered', () => new Set(receiver.delivered.map((d) => d.id)).size === feed.length, 60_000)
+  await allRecorded(t, m)
   t.same(receiver.unverified, [])
   t.same(overtaken(receiver.delivered), [], 'no event of an order before the ones before it')
   t.same([...new Set(receiver.delivered.map((d) => d.id))].sort(), feed.map((e) => e.id).sort(), 'the feed\'s ids, as webhook-id')

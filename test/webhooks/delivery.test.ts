@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { Delivered } from '../helpers/webhooks.js'
-import { until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+import { allRecorded, until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
 import { pruneWebhookLog } from '../../src/events/prune-events.js'
 import { dispatchEvents } from '../../src/webhooks/dispatch.js'
 
@@ -79,6 +79,7 @@ t.test('every event is delivered, signed, as the feed shows it, per order in ord
   t.same([...new Set(accepted.delivered.map((d) => d.type))], ['order.accepted'])
   t.notOk(all.delivered.some((d) => d.orderId === '9001'), 'another seller\'s event is not sent')
 
+  await allRecorded(t, m)
   const log = await m.webhooks(1, 'GET', `/${created.json.data.id}/deliveries?limit=100`)
   t.equal(log.status, 200)
   t.equal(log.json.data.attempts.length, 80)
