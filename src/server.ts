@@ -35,7 +35,9 @@ async function main (): Promise<void> {
   const metrics = createMetrics()
   let connection: Connection
   try {
-    connection = await connect(config, { log: (line) => logger.debug({ postgres: line }), tracing })
+    connection = await connect(config, {
+      log: (line) => logger.debug({ postgres: line }), sqlObserver: tracing?.sqlObserver
+    })
   } catch (err) {
     if (err instanceof EmbeddedPostgresError) {
       process.stderr.write(`Cannot start the embedded PostgreSQL: ${err.message}\n` +

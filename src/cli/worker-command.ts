@@ -32,7 +32,10 @@ export async function runWorker (config: Config,
   try {
     // Direct (WORKER_DATABASE_URL when set): a worker needs a session for its queue anyway.
     const connection = await connect(config, {
-      max: config.WORKER_CONCURRENCY + 2, direct: true, log: (line) => logger.debug({ postgres: line }), tracing
+      max: config.WORKER_CONCURRENCY + 2,
+      direct: true,
+      log: (line) => logger.debug({ postgres: line }),
+      sqlObserver: tracing?.sqlObserver
     })
     try {
       await migrate(connection.sessionUrl)

@@ -4,7 +4,7 @@ import postgres from 'postgres'
 import { sessionDatabaseUrl, sessionTimeouts, type Config } from '../config.js'
 import { openDatabase, withDatabaseName, type Database, type OpenOptions } from './client.js'
 import { startEmbeddedPostgres, type EmbeddedServer } from './embedded.js'
-import type { Tracing } from '../tracing/tracing.js'
+import type { QueryObserver } from './driver-internals.js'
 
 export const EMBEDDED_DATABASE = 'order_exchange'
 
@@ -46,8 +46,12 @@ export interface ConnectOptions extends OpenOptions {
    * process, which needs a session anyway, then uses one direct connection kind for everything.
    */
   direct?: boolean
-  /** A span per statement and transaction of the pools when tracing is on (tracing/start.ts). */
-  tracing?: Tracing | null
+  /**
+   * The observer of each pool's statements and transactions, given its URL: tracing's spans when it is on
+   * (tracing/start.ts hands `Tracing.sqlObserver`); none when absent. A function, not the tracing handle:
+   * db/ stays below tracing/, which builds on db/driver-internals.ts.
+   */
+  sqlObserver?: ((url: string) => QueryObserver) | null
 }
 
 export async function connect (config: Config, options: ConnectOptions = {}): Promise<Connection> {
@@ -62,10 +66,10 @@ export async function connect (config: Config, options: ConnectOptions = {}): Pr
     timeouts: pooled ? undefined : sessionTimeouts(config)
   }
   const primaryUrl = options.direct ? sessionUrl : url
-  const database = openDatabase(primaryUrl, { ...settings, observer: options.tracing?.sqlObserver(primaryUrl) })
+  const database = openDatabase(primaryUrl, { ...settings, observer: options.sqlObserver?.(primaryUrl) })
   const reads = config.READ_DATABASE_URL && !options.direct
     ? openDatabase(config.READ_DATABASE_URL, {
-      ...settings, application: 'order-exchange-reads', observer: options.tracing?.sqlObserver(config.READ_DATABASE_URL)
+      ...settings, application: 'order-exchange-reads', observer: options.sqlObserver?.(config.READ_DATABASE_URL)
     })
     : undefined
   return {
