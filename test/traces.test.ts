@@ -139,7 +139,9 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
 
   t.test('the resource: service, version, environment; OTEL_SERVICE_NAME wins', async (t) => {
     const api = spans.find((s) => s.name === `POST ${STATUS_URL}`)!
-    t.match(api.resource, { 'service.name': 'order-exchange', 'service.version': SERVICE_VERSION, 'deployment.environment.name': 'testing' })
+    t.match(api.resource, {
+      'service.name': 'order-exchange', 'service.version': SERVICE_VERSION, 'deployment.environment.name': 'testing'
+    })
     t.match(named('process notify')[0].resource, { 'service.name': 'order-exchange-worker', 'service.version': SERVICE_VERSION })
     t.equal(api.encoding, 'json', 'the API sent http/json (OTEL_EXPORTER_OTLP_PROTOCOL)')
     t.ok(named('process notify').every((s) => s.encoding === 'protobuf'), 'the worker sent http/protobuf, decoded')
@@ -152,7 +154,9 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
     const request = http[0]
     t.equal(request.kind, SERVER)
     t.equal(request.parentSpanId, '', 'the root of its trace')
-    t.match(request.attributes, { 'http.request.method': 'POST', 'http.route': STATUS_URL, 'url.path': STATUS_URL, 'http.response.status_code': 200 })
+    t.match(request.attributes, {
+      'http.request.method': 'POST', 'http.route': STATUS_URL, 'url.path': STATUS_URL, 'http.response.status_code': 200
+    })
     const trace = inTrace(request.traceId)
     const transaction = trace.filter((s) => s.name === 'transaction')
     t.equal(transaction.length, 1, 'one transaction')
@@ -161,7 +165,9 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
     // Its own statements, not those of the jobs it enqueued (which run under it, in the worker).
     const inTransaction = statements.filter((s) => ancestors(s).includes(transaction[0]) &&
       !ancestors(s).some((a) => a.name.startsWith('process ')))
-    for (const text of ['begin', 'update orders o set status', 'insert into order_status_history', 'insert into refunds', 'insert into notification_deliveries']) {
+    const written = ['begin', 'update orders o set status', 'insert into order_status_history', 'insert into refunds',
+      'insert into notification_deliveries']
+    for (const text of written) {
       t.ok(inTransaction.some((s) => (s.attributes['db.query.text'] as string).includes(text)), `a span for: ${text}`)
     }
     for (const s of statements) {
