@@ -172,6 +172,17 @@ const webhookFailures = {
   503: RequestFailureSchema
 }
 
+/**
+ * A webhook endpoint route's entry: what is its own (method, path, parameters, body, its one success
+ * answer) and then webhookFailures, so no route can leave out a failure or add one of its own. The keys
+ * come in the order the other entries write them: schema/rest.json lists them so.
+ */
+function webhookRoute<Own extends Omit<Endpoint, 'responses'>, Answer extends Record<number, TSchema>> (
+  own: Own, answer: Answer
+): Own & { responses: Answer & typeof webhookFailures } {
+  return { ...own, responses: { ...answer, ...webhookFailures } }
+}
+
 /** Every REST endpoint of /v2 (the GraphQL endpoint's contract is schema.graphql). */
 export const restEndpoints = {
   statusUpdate: {
@@ -242,56 +253,40 @@ export const restEndpoints = {
     request: PlatformDealsRequestSchema,
     responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
   },
-  webhookEndpointCreate: {
-    method: 'POST',
-    path: WEBHOOK_ENDPOINTS_PATH,
-    request: CreateEndpointSchema,
-    responses: { 201: WebhookEndpointCreatedResponseSchema, ...webhookFailures }
-  },
-  webhookEndpointList: {
-    method: 'GET',
-    path: WEBHOOK_ENDPOINTS_PATH,
-    responses: { 200: WebhookEndpointListResponseSchema, ...webhookFailures }
-  },
-  webhookEndpointUpdate: {
-    method: 'PATCH',
-    path: WEBHOOK_ENDPOINT_PATH,
-    params: EndpointParamsSchema,
-    request: PatchEndpointSchema,
-    responses: { 200: WebhookEndpointResponseSchema, ...webhookFailures }
-  },
-  webhookEndpointDelete: {
-    method: 'DELETE',
-    path: WEBHOOK_ENDPOINT_PATH,
-    params: EndpointParamsSchema,
-    responses: { 200: WebhookEndpointDeletedResponseSchema, ...webhookFailures }
-  },
-  webhookSecretRotate: {
-    method: 'POST',
-    path: `${WEBHOOK_ENDPOINT_PATH}/rotate-secret`,
-    params: EndpointParamsSchema,
-    responses: { 200: WebhookSecretRotatedResponseSchema, ...webhookFailures }
-  },
-  webhookTest: {
-    method: 'POST',
-    path: `${WEBHOOK_ENDPOINT_PATH}/test`,
-    params: EndpointParamsSchema,
-    responses: { 200: WebhookTestResponseSchema, ...webhookFailures }
-  },
-  webhookAttemptList: {
-    method: 'GET',
-    path: `${WEBHOOK_ENDPOINT_PATH}/deliveries`,
-    params: EndpointParamsSchema,
-    query: AttemptQuerySchema,
-    responses: { 200: WebhookAttemptPageResponseSchema, ...webhookFailures }
-  },
-  webhookReplay: {
-    method: 'POST',
-    path: `${WEBHOOK_ENDPOINT_PATH}/replay`,
-    params: EndpointParamsSchema,
-    request: ReplaySchema,
-    responses: { 200: WebhookReplayResponseSchema, ...webhookFailures }
-  }
+  webhookEndpointCreate: webhookRoute(
+    { method: 'POST', path: WEBHOOK_ENDPOINTS_PATH, request: CreateEndpointSchema },
+    { 201: WebhookEndpointCreatedResponseSchema }
+  ),
+  webhookEndpointList: webhookRoute(
+    { method: 'GET', path: WEBHOOK_ENDPOINTS_PATH },
+    { 200: WebhookEndpointListResponseSchema }
+  ),
+  webhookEndpointUpdate: webhookRoute(
+    { method: 'PATCH', path: WEBHOOK_ENDPOINT_PATH, params: EndpointParamsSchema, request: PatchEndpointSchema },
+    { 200: WebhookEndpointResponseSchema }
+  ),
+  webhookEndpointDelete: webhookRoute(
+    { method: 'DELETE', path: WEBHOOK_ENDPOINT_PATH, params: EndpointParamsSchema },
+    { 200: WebhookEndpointDeletedResponseSchema }
+  ),
+  webhookSecretRotate: webhookRoute(
+    { method: 'POST', path: `${WEBHOOK_ENDPOINT_PATH}/rotate-secret`, params: EndpointParamsSchema },
+    { 200: WebhookSecretRotatedResponseSchema }
+  ),
+  webhookTest: webhookRoute(
+    { method: 'POST', path: `${WEBHOOK_ENDPOINT_PATH}/test`, params: EndpointParamsSchema },
+    { 200: WebhookTestResponseSchema }
+  ),
+  webhookAttemptList: webhookRoute(
+    {
+      method: 'GET', path: `${WEBHOOK_ENDPOINT_PATH}/deliveries`, params: EndpointParamsSchema, query: AttemptQuerySchema
+    },
+    { 200: WebhookAttemptPageResponseSchema }
+  ),
+  webhookReplay: webhookRoute(
+    { method: 'POST', path: `${WEBHOOK_ENDPOINT_PATH}/replay`, params: EndpointParamsSchema, request: ReplaySchema },
+    { 200: WebhookReplayResponseSchema }
+  )
 } satisfies Record<string, Endpoint>
 
 export { MAX_ITEMS as MAX_STATUS_ITEMS, MAX_SYNC_ROWS, MAX_REFERENCE_ROWS }
