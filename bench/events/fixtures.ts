@@ -1,9 +1,13 @@
 import type postgres from 'postgres'
+import { placementRow } from '../../src/platform/placement-row.js'
 
 /*
  * The writes bench:events times, shared by the event log's part (run.ts) and the webhooks' (webhooks.ts):
  * new platform orders for one seller, and bench:status-like batches of status changes.
  */
+
+/** Taken by order id in turn, so a run places orders of each payment mode. */
+const PAYMENT_MODES = ['ONLINE_PAID', 'PREPAID', 'CASH_ON_DELIVERY'] as const
 
 /**
  * A maker of the platform's new orders for `seller`: rows of POST /v2/platform/orders, from the seller's
@@ -19,7 +23,7 @@ Promise<(n: number) => Array<Record<string, unknown>>> {
   return (n) => Array.from({ length: n }, () => {
     const id = nextId++
     const buyer = buyers[id % buyers.length]!
-    return {
+    return placementRow({
       orderId: String(id),
       orderNumber: `BENCH-${id}`,
       serviceOrderNumber: `SB${id}`,
@@ -27,20 +31,10 @@ Promise<(n: number) => Array<Record<string, unknown>>> {
       storeId: stores[id % stores.length],
       retailerId: buyer.retailer_id,
       shopId: buyer.shop_id,
-      deliveryType: 'REGULAR',
-      currencyCode: 'INR',
-      paymentMode: ['ONLINE_PAID', 'PREPAID', 'CASH_ON_DELIVERY'][id % 3],
-      orderTotal: '1180.00',
-      orderTotalFinal: '1180.00',
-      orderTaxAmount: '180.00',
-      orderCessAmount: 0,
-      appliedPoints: 0,
-      totalExtraCharges: 0,
-      roundOff: 0,
-      placedAt: '2026-11-25T09:30:00+05:30',
+      paymentMode: PAYMENT_MODES[id % 3],
       orderItems: Array.from({ length: 1 + (id % 4) }, (_, i) =>
         ({ id: String(id * 10 + i), offerId: offers[(id + i) % offers.length], quantity: 1 + i }))
-    }
+    })
   })
 }
 

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js'
 import { badRequest, RequestError } from '../errors.js'
-import type { PlatformOrder } from '../platform/order-schemas.js'
 import { OrderRowErrors as O, OrderText } from '../platform/order-texts.js'
+import { placementRow } from '../platform/placement-row.js'
 import { MAX_PLATFORM_ROWS } from '../platform/texts.js'
 import { failure, success } from '../rest-envelope.js'
 import { MAX_ITEMS as MAX_STATUS_ITEMS } from '../status-update/schemas.js'
@@ -17,30 +17,19 @@ import { commonResponses, failureExample, type EndpointDoc } from './rest-docs.j
  */
 
 function platformOrdersDoc (config: Config): EndpointDoc {
-  const order: PlatformOrder = {
+  const order = placementRow({
     orderId: '700001',
-    orderNumber: 'ORD-700001',
     serviceOrderNumber: 'SVC-700001',
     companyId: 101,
     storeId: 1001,
     retailerId: 5001,
     shopId: 6001,
-    deliveryType: 'REGULAR',
-    currencyCode: 'INR',
     paymentMode: 'ONLINE_PAID',
-    orderTotal: '1180.00',
-    orderTotalFinal: '1180.00',
-    orderTaxAmount: '180.00',
-    orderCessAmount: 0,
-    appliedPoints: 0,
-    totalExtraCharges: 0,
-    roundOff: 0,
-    placedAt: '2026-11-25T09:30:00+05:30',
     orderItems: [
       { id: '900001', offerId: 3001, quantity: 10 },
       { id: '900002', offerId: 3002, quantity: '2.5', dealId: 4001 }
     ]
-  }
+  })
   const batch = (inserted: number, unchanged: number, errors: ReturnType<typeof rowError>[]) =>
     ({ received: inserted + unchanged + errors.length, inserted, updated: 0, unchanged, failed: errors.length, errors })
   return {

@@ -8,6 +8,7 @@ import { LINKS, PLACED_AT, SHOPS, offersOf, setupMarket, storesOf, type Caller }
 import { EventsDocument } from '../../src/graphql/generated/operations.js'
 import { PLATFORM_ORDER_STATUS_PATH, PLATFORM_ORDERS_PATH, STATUS_UPDATE_PATH } from '../../src/routes/rest-contract.js'
 import { EVENT_STATUS } from '../../src/effects/jobs.js'
+import { placementRow } from '../../src/platform/placement-row.js'
 
 /*
  * A marketplace (platform-market.ts: sellers 1 to 4, their stores, retailers, catalogue and deals) on a
@@ -64,29 +65,22 @@ export function orderRow (spec: OrderSpec): Record<string, unknown> {
   const s = spec.seller
   const retailerId = LINKS[s]![0]!
   const shopId = Number(Object.entries(SHOPS).find(([, r]) => r === retailerId)?.[0] ?? 0) || null
-  return {
+  return placementRow({
     orderId: String(spec.orderId),
-    orderNumber: `ORD-${spec.orderId}`,
     serviceOrderNumber: `S-${spec.orderId}`,
     companyId: s,
     storeId: storesOf(s)[spec.storeIndex ?? 0],
     retailerId,
     shopId,
-    deliveryType: 'REGULAR',
-    currencyCode: 'INR',
     paymentMode: spec.paymentMode ?? 'CASH_ON_DELIVERY',
     orderTotal: '100.00',
     orderTotalFinal: '100.00',
     orderTaxAmount: 0,
-    orderCessAmount: 0,
-    appliedPoints: 0,
-    totalExtraCharges: 0,
-    roundOff: 0,
     placedAt: PLACED_AT,
     orderItems: Array.from({ length: spec.lines ?? 1 }, (_, i) => ({
       id: String(spec.orderId * 10 + i), offerId: offersOf(s)[i % 2], quantity: i + 1
     }))
-  }
+  })
 }
 
 async function inject (app: FastifyInstance, method: 'PUT' | 'POST', url: string, key: string, body: unknown) {
