@@ -13,13 +13,14 @@ import { WEBHOOK_ENDPOINTS_PATH } from '../src/routes/webhook-endpoints.js'
 import { startTracing, tracingRequested } from '../src/tracing/start.js'
 import { sellers } from '../src/db/schema.js'
 import { eq } from 'drizzle-orm'
-import { testConfig, testDatabase } from './helpers/build.js'
+import { build, testConfig, testDatabase } from './helpers/build.js'
+import { EVENTS_QUERY } from './helpers/events.js'
 import { credential } from './helpers/fixtures.js'
 import { startOtlpReceiver, type ExportedSpan } from './helpers/otlp-receiver.js'
-import { startReceiver } from './helpers/receiver.js'
 import { waitFor } from './helpers/server-process.js'
+import { verifyingReceiver } from './helpers/webhooks.js'
 import { spawnWorker } from './helpers/worker-process.js'
-import { accept, createShop, reject, URL as STATUS_URL } from './status-update/helpers.js'
+import { accept, createShop, ok, reject, URL as STATUS_URL } from './status-update/helpers.js'
 
 /*
  * Traces against a real OTLP/HTTP receiver (helpers/otlp-receiver.ts). The API runs in this process, with
@@ -44,6 +45,24 @@ t.test('tracing is off unless an OTLP endpoint is set, and OTEL_SDK_DISABLED tur
   t.equal(process.env.OTEL_EXPORTER_OTLP_ENDPOINT, undefined, 'this process has none yet')
   t.equal(await startTracing({ ORDER_EXCHANGE_ENV: 'testing' }), null, 'off: no SDK, nothing to pass down')
   t.notOk('mixin' in (loggerOptions({ LOG_LEVEL: 'info' }) as object), 'log lines as they always were')
+})
+
+t.test('tracing off: an event stores no trace context, even for a caller that traces', async (t) => {
+  // Before any SDK is started in this process (the next test starts it): as the service runs without one.
+  const { app, database } = await build(t)
+  const shop = await createShop(database)
+  const order = await shop.order()
+  const caller = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`
+  const res = await app.inject({
+    method: 'POST',
+    url: STATUS_URL,
+    headers: { authorization: `Bearer ${await shop.apiKey()}`, traceparent: caller },
+    payload: { order_status: [accept(order)] }
+  })
+  t.equal(res.statusCode, 200, res.body)
+  const events = await database.sql`select traceparent from seller_events where seller_id = ${shop.sellerId}`
+  t.equal(events.length, 1)
+  t.same(events.map((e) => e.traceparent), [null])
 })
 
 t.test('one status batch is one trace: its request, its SQL, and the jobs it enqueued, in another process', async (t) => {
@@ -75,12 +94,15 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
   const apiKey = await shop.apiKey()
   const accessToken = await credential(fixtures, shop.sellerId, 'access-token')
   const [toAccept, toReject, toExpire] = [await shop.order(), await shop.order({ paymentMode: 'ONLINE_PAID' }), await shop.order()]
-  const hooks = await startReceiver(t)
+  const unsampled = await shop.order()
+  // Every delivery is verified with the endpoint's secret, as a seller's receiver would.
+  let webhookSecret = ''
+  const hooks = await verifyingReceiver(t, () => [webhookSecret])
   const endpoint = await app.inject({
     method: 'POST', url: WEBHOOK_ENDPOINTS_PATH, headers: { authorization: `Bearer ${apiKey}` }, payload: { url: hooks.url }
   })
   t.equal(endpoint.statusCode, 201, endpoint.body)
-  const webhookSecret = endpoint.json().data.secret as string
+  webhookSecret = endpoint.json().data.secret as string
 
   const batch = await app.inject({
     method: 'POST',
@@ -89,6 +111,16 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
     payload: { order_status: [accept(toAccept), reject(toReject, reason)] }
   })
   t.equal(batch.statusCode, 200, batch.body)
+  // A batch from a caller that traces but did not sample this request: nothing of it is exported, so its
+  // event has no span to link to.
+  const notSampled = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`
+  const quiet = await app.inject({
+    method: 'POST',
+    url: STATUS_URL,
+    headers: { authorization: `Bearer ${apiKey}`, traceparent: notSampled },
+    payload: { order_status: [accept(unsampled)] }
+  })
+  t.same(quiet.json(), ok(1))
   const page = await app.inject({
     method: 'POST',
     url: '/v2/graphql',
@@ -124,7 +156,14 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
   // Two orders changed by the batch and one by the auto-rejection, three channels each; one refund.
   await waitFor('the spans of the jobs and the webhook deliveries', () =>
     named('process notify').length >= 9 && named('process process-refund').length >= 1 &&
-    named('process auto-reject').length >= 1 && named('webhook delivery').length >= 3, 60_000)
+    named('process auto-reject').length >= 1 && named('webhook delivery').length >= 4, 60_000)
+  // The feed as the seller reads it, once every event is in.
+  const feed = await app.inject({
+    method: 'POST',
+    url: '/v2/graphql',
+    headers: { authorization: `Bearer ${accessToken}` },
+    payload: { query: EVENTS_QUERY, variables: { input: { limit: 100 } }, operationName: 'Events' }
+  })
   worker.child.kill('SIGTERM')
   t.equal((await worker.exited).code, 0, 'the worker exported what it had and stopped')
   await tracing.shutdown()
@@ -228,7 +267,7 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
 
   t.test('webhook deliveries: a span per attempt', async (t) => {
     const attempts = named('webhook delivery')
-    t.ok(attempts.length >= 3, 'the batch\'s and the auto-rejection\'s events')
+    t.ok(attempts.length >= 4, 'the batches\' and the auto-rejection\'s events')
     for (const attempt of attempts) {
       t.equal(attempt.kind, CLIENT)
       t.equal(attempt.parentSpanId, '', 'a trace of its own: the event log woke it, not a request')
@@ -243,6 +282,44 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
       t.not(attempt.status.code, ERROR)
     }
     t.ok(hooks.received.length >= attempts.length, 'each was a real request')
+  })
+
+  t.test('a delivery links to the span that recorded its event, which nothing sent carries', async (t) => {
+    const request = spans.find((s) => s.name === `POST ${STATUS_URL}`)!
+    const expire = named('process auto-reject')[0]
+    type Recorded = { id: string, orderId: string, traceparent: string | null }
+    const recorded = await fixtures.sql<Recorded[]>`
+      select 'evt_' || seller_id || '_' || sequence as id, order_id::text as "orderId", traceparent from seller_events
+      where seller_id = ${shop.sellerId} order by sequence`
+    const eventsOf = (...orders: number[]): Recorded[] => recorded.filter((e) => orders.map(String).includes(e.orderId))
+    const deliveryOf = (eventId: string): ExportedSpan | undefined =>
+      named('webhook delivery').find((s) => s.attributes['order_exchange.webhook.event_id'] === eventId)
+    const linked = [
+      ...eventsOf(toAccept, toReject).map((event) => ({ event, recorder: request, what: 'the batch\'s request' })),
+      ...eventsOf(toExpire).map((event) => ({ event, recorder: expire, what: 'the auto-rejection job' }))
+    ]
+    t.equal(linked.length, 3, 'the batch\'s two events and the auto-rejection\'s')
+    for (const { event, recorder, what } of linked) {
+      t.match(event.traceparent, new RegExp(`^00-${recorder.traceId}-[0-9a-f]{16}-01$`), `stored: ${what}`)
+      const [, traceId, spanId] = event.traceparent!.split('-')
+      const attempt = deliveryOf(event.id)
+      t.same(attempt?.links, [{ traceId, spanId }], `its delivery links to ${what}`)
+      t.not(attempt?.traceId, traceId, 'a link, not a parent: the attempt is a trace of its own')
+      const span = byId.get(spanId)
+      t.ok(span !== undefined && (span === recorder || ancestors(span).includes(recorder)),
+        `the linked span was exported, inside ${what}`)
+    }
+    const quiet = eventsOf(unsampled)
+    t.same(quiet.map((e) => e.traceparent), [null], 'an unsampled request stores nothing')
+    t.same(deliveryOf(quiet[0].id)?.links, [], 'and its delivery has no link')
+
+    t.same(hooks.unverified, [], 'every delivery verified with the endpoint\'s secret')
+    t.ok(hooks.delivered.length >= 4)
+    t.equal(feed.statusCode, 200, feed.body)
+    t.equal(feed.json().data.events.nodes.length, recorded.length, 'the feed has every event')
+    const sent = [...hooks.received.map((r) => JSON.stringify(r.headers) + r.rawBody), feed.body].join('\n')
+    t.notOk(/traceparent/i.test(sent), 'no traceparent in a delivery\'s headers or body, nor in the feed')
+    for (const { event } of linked) t.notOk(sent.includes(event.traceparent!.split('-')[1]), 'nor the trace id')
   })
 
   t.test('log lines carry the trace and span of their request or job', async (t) => {

@@ -435,7 +435,13 @@ export const sellerEvents = pgTable('seller_events', {
    */
   orderListLengths: integer('order_list_lengths').array(),
   /** When the event was recorded, just before its transaction committed: non-decreasing along the sequence. */
-  occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull()
+  occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull(),
+  /**
+   * The W3C traceparent of the span that recorded the event (the request, or the job), when it was
+   * sampled: each delivery attempt's span links to it (webhooks/deliverer.ts). Null with tracing off or
+   * the span unsampled. Internal: neither the feed nor a webhook body carries it.
+   */
+  traceparent: text('traceparent')
 }, (t) => [
   primaryKey({ columns: [t.sellerId, t.sequence] }),
   // Retention prunes by age: a BRIN index is a few pages for the whole log and costs a write next to nothing.

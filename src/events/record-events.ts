@@ -4,6 +4,7 @@ import type { OrderStatus } from '../db/schema.js'
 import { scalarTexts } from '../db/read-model.js'
 import { ORDER } from '../orders/order-model.js'
 import { fullOrderParts } from '../orders/order-json.js'
+import { sampledTraceparent } from '../tracing/trace-context.js'
 import type { OrderEventType } from './event-types.js'
 
 /*
@@ -29,6 +30,11 @@ import type { OrderEventType } from './event-types.js'
  * Everything is one statement per transaction, whatever the number of events: the counters, and the
  * events with their orders' JSON, written by PostgreSQL from the same read model the orders query uses
  * (orders/order-json.ts, every field of every object), as the transaction sees the order at that point.
+ *
+ * Each event keeps the traceparent of the span recording it when that span is sampled (tracing.ts), so
+ * that its webhook deliveries, sent later by another process, link back to the request or job that
+ * caused it. Every event of a transaction shares it: one parameter of the statement, not a field per row,
+ * and always a parameter (null when there is none) so the statement's text is one with tracing on or off.
  */
 
 /** A change of an order to record (the order's row is locked by the change's transaction). */
@@ -97,11 +103,11 @@ const EVENT_ORDER_SCALARS = {
 
 export async function recordEvents (tx: Tx, events: readonly OrderEvent[]): Promise<void> {
   if (events.length === 0) return
-  await tx.execute(recordEventsStatement(events))
+  await tx.execute(recordEventsStatement(events, sampledTraceparent()))
 }
 
-/** The one statement that records `events` (at least one). */
-export function recordEventsStatement (events: readonly OrderEvent[]): SQL {
+/** The one statement that records `events` (at least one), each with `traceparent` (see above). */
+export function recordEventsStatement (events: readonly OrderEvent[], traceparent: string | null): SQL {
   const rows = events.map((e, n) => ({
     n,
     seller_id: e.sellerId,
@@ -135,10 +141,10 @@ export function recordEventsStatement (events: readonly OrderEvent[]): SQL {
       select distinct order_id as id from e
     ) ${order.ctes}
     insert into seller_events (seller_id, sequence, type, order_id, store_id, previous_status, reason, order_json,
-      order_list_lengths, occurred_at)
+      order_list_lengths, occurred_at, traceparent)
     select e.seller_id, b.last_sequence - c.n + e.rank,
       e.type::event_type, e.order_id, e.store_id, e.previous_status::order_status, e.reason, ${order.text},
-      ${order.lengths}, clock_timestamp()
+      ${order.lengths}, clock_timestamp(), ${traceparent}::text
     from e join counted c on c.seller_id = e.seller_id join bumped b on b.seller_id = e.seller_id
       join orders o on o.id = e.order_id ${order.joins}`
 }
@@ -158,8 +164,9 @@ Promise<number> {
       on conflict (seller_id) do update set last_sequence = c.last_sequence + 1
       returning last_sequence
     )
-    insert into seller_events (seller_id, sequence, type, reason, occurred_at)
-    select ${sellerId}::int, last_sequence, ${type}::event_type, ${reason}, clock_timestamp() from bumped
+    insert into seller_events (seller_id, sequence, type, reason, occurred_at, traceparent)
+    select ${sellerId}::int, last_sequence, ${type}::event_type, ${reason}, clock_timestamp(),
+      ${sampledTraceparent()}::text from bumped
     returning sequence::text`)
   return Number(row.sequence)
 }

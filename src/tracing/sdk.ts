@@ -1,12 +1,13 @@
 import fs from 'node:fs'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import {
-  context, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Context, type Span, type SpanStatus
+  context, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, type Context, type Link, type Span, type SpanStatus
 } from '@opentelemetry/api'
 import { NodeSDK, resources } from '@opentelemetry/sdk-node'
 import type { FastifyPluginCallback } from 'fastify'
 import { markFailed } from './failure.js'
 import { sqlObserver } from './sql-spans.js'
+import { spanContextOfTraceparent } from './trace-context.js'
 import type { SpanOptions, Tracing } from './tracing.js'
 
 /*
@@ -28,16 +29,18 @@ const KINDS: Record<NonNullable<SpanOptions['kind']>, SpanKind> = {
   consumer: SpanKind.CONSUMER
 }
 
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
-
 /** The context a W3C traceparent (as stored with a job) names, or null when it names none. */
-export function contextOfTraceparent (traceparent: string): Context | null {
-  const match = TRACEPARENT.exec(traceparent)
-  if (!match) return null
-  const spanContext = {
-    traceId: match[1], spanId: match[2], traceFlags: Number.parseInt(match[3], 16) & TraceFlags.SAMPLED, isRemote: true
-  }
-  return isSpanContextValid(spanContext) ? trace.setSpanContext(ROOT_CONTEXT, spanContext) : null
+function contextOfTraceparent (traceparent: string): Context | null {
+  const ids = spanContextOfTraceparent(traceparent)
+  return ids === null ? null : trace.setSpanContext(ROOT_CONTEXT, ids)
+}
+
+/** A span's links: one per traceparent that names a span, a malformed one skipped (SpanOptions.links). */
+function linksOf (traceparents: readonly string[] | undefined): Link[] | undefined {
+  return traceparents?.flatMap((traceparent) => {
+    const ids = spanContextOfTraceparent(traceparent)
+    return ids === null ? [] : [{ context: ids }]
+  })
 }
 
 function serviceVersion (): string {
@@ -105,7 +108,10 @@ export function startSdk ({ environment }: SdkOptions): Tracing {
         ? ROOT_CONTEXT
         : (options.parent === undefined ? null : contextOfTraceparent(options.parent)) ?? context.active()
       return tracer.startActiveSpan(name, {
-        kind: KINDS[options.kind ?? 'internal'], attributes: options.attributes, root: options.root
+        kind: KINDS[options.kind ?? 'internal'],
+        attributes: options.attributes,
+        root: options.root,
+        links: linksOf(options.links)
       }, parent, async (span) => {
         try {
           return await work(span)

@@ -20,6 +20,11 @@ export interface SpanOptions {
   parent?: string
   /** Start a trace of its own even when a span is active. */
   root?: boolean
+  /**
+   * W3C traceparents of spans this one follows from without being their child (a webhook delivery and
+   * the request that recorded its event, hours apart perhaps); a malformed one is skipped.
+   */
+  links?: readonly string[]
 }
 
 export interface Tracing {

@@ -210,7 +210,9 @@ export class WebhookDeliverer {
   }
 
   /**
-   * The attempt in a span of its own trace (the deliverer is woken by the event log, not by a request).
+   * The attempt in a span of its own trace (the deliverer is woken by the event log, not by a request),
+   * linked to the span that recorded its event when that was sampled: a link, not a parent, as an attempt
+   * may come hours later (a retry, a replay) and each is a trace of its own. An attempt sends one event.
    * The endpoint is named by id and host: its URL may hold a token, and the secret and body stay out.
    */
   private async tracedAttempt (d: ClaimedDelivery): Promise<AttemptResult> {
@@ -221,6 +223,7 @@ export class WebhookDeliverer {
     return await tracing.span('webhook delivery', {
       kind: 'client',
       root: true,
+      links: d.traceparent === null ? undefined : [d.traceparent],
       attributes: {
         'http.request.method': 'POST',
         'server.address': host,

@@ -26,6 +26,11 @@ export type ClaimedDelivery = {
   previousSecret: Buffer | null
   /** Null when the event is no longer kept (retention removed it before it could be sent). */
   body: string | null
+  /**
+   * The sampled span that recorded the event (seller_events.traceparent), for the attempt's span to link
+   * to; never sent. Null when there was none, or the event is no longer kept.
+   */
+  traceparent: string | null
 }
 
 /** What is claimable now, as a condition on `d` (a webhook_deliveries row) joined to its endpoint `w`. */
@@ -52,7 +57,7 @@ export async function claimDeliveries (db: Db, limit: number, leaseMs: number): 
     returning d.id::text as id, d.endpoint_id::text as "endpointId", d.seller_id as "sellerId",
       d.sequence::text as sequence, d.attempts as attempt, w.url, w.secret,
       case when w.previous_secret_until > now() then w.previous_secret end as "previousSecret",
-      case when e.sequence is null then null else ${EVENT_BODY_TEXT} end as body`)
+      case when e.sequence is null then null else ${EVENT_BODY_TEXT} end as body, e.traceparent`)
 }
 
 /** Gives back claims that were never attempted (a deliverer stopping): due at once, the attempt not counted. */
