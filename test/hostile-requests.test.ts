@@ -6,6 +6,7 @@ import { build, memoryLogger, testConfig } from './helpers/build.js'
 import { credential, createSeller } from './helpers/fixtures.js'
 import { OrderErrors } from '../src/status-update/texts.js'
 import { accept, createShop, failed, ok, orderStatus, post, reject, URL as STATUS_URL } from './status-update/helpers.js'
+import { WEBHOOK_ENDPOINTS_PATH } from '../src/routes/webhook-endpoints.js'
 
 /*
  * Regression tests of the issue "Safe to expose" for the REST side: text the database cannot hold is a
@@ -103,6 +104,35 @@ t.test('a method the path does not take is 405 with Allow; OPTIONS is 204 with A
   const unknown = await app.inject({ method: 'OPTIONS', url: '/nowhere' })
   t.equal(unknown.statusCode, 404)
   t.same(unknown.json(), { error: true, status: false, statusCode: 404, message: 'Route OPTIONS /nowhere not found', code: 'NOT_FOUND' })
+})
+
+t.test('a path with parameters follows the same rule: 405 with Allow for any id, 404 only where no route matches', async (t) => {
+  const { app } = await build(t)
+  const id = '3f0c2a4e-9b1d-4c6f-8e2a-7d5b9c1e0f34'
+  const endpoint = `${WEBHOOK_ENDPOINTS_PATH}/${id}`
+  // The method is wrong for every id: no credential is asked for, and an id that is not a UUID (which the routes
+  // would answer 404 WEBHOOK_ENDPOINT_NOT_FOUND) is still a 405.
+  const cases: Array<[string, string, string]> = [
+    ['PUT', endpoint, 'PATCH, DELETE, OPTIONS'],
+    ['GET', endpoint, 'PATCH, DELETE, OPTIONS'],
+    ['POST', `${WEBHOOK_ENDPOINTS_PATH}/not-a-uuid`, 'PATCH, DELETE, OPTIONS'],
+    ['GET', `${endpoint}/rotate-secret`, 'POST, OPTIONS'],
+    ['DELETE', `${endpoint}/replay`, 'POST, OPTIONS'],
+    ['POST', `${endpoint}/deliveries`, 'GET, HEAD, OPTIONS'],
+    ['PUT', WEBHOOK_ENDPOINTS_PATH, 'GET, HEAD, POST, OPTIONS']
+  ]
+  for (const [method, url, allow] of cases) {
+    const res = await app.inject({ method: method as 'GET', url: `${url}?limit=1` })
+    t.equal(res.statusCode, 405, `${method} ${url}`)
+    t.equal(res.headers.allow, allow)
+    t.same(res.json(), { error: true, status: false, statusCode: 405, message: `Method ${method} is not allowed on ${url}; allowed: ${allow}`, code: 'METHOD_NOT_ALLOWED' })
+  }
+  const options = await app.inject({ method: 'OPTIONS', url: endpoint })
+  t.same([options.statusCode, options.headers.allow, options.body], [204, 'PATCH, DELETE, OPTIONS', ''])
+  for (const path of [`${endpoint}/nowhere`, `${endpoint}/`, `${WEBHOOK_ENDPOINTS_PATH}//test`]) {
+    const res = await app.inject({ method: 'PUT', url: path })
+    t.same([res.statusCode, res.json().code], [404, 'NOT_FOUND'], `PUT ${path}: no route matches, so 404`)
+  }
 })
 
 t.test('a request id that does not look like one is replaced, not logged', async (t) => {

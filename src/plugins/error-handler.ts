@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { isDatabaseTimeout, isDatabaseUnavailable } from '../db/unavailable.js'
 import { isRequestError, RequestError, RETRY_AFTER_SECONDS } from '../errors.js'
 import { failure } from '../rest-envelope.js'
@@ -67,9 +67,29 @@ function sendRest (_request: FastifyRequest, reply: FastifyReply, error: Fastify
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 
-/** The methods some route answers on this path (routes here are static paths). */
-function allowedMethods (app: FastifyInstance, path: string): string[] {
-  return METHODS.filter((method) => app.hasRoute({ url: path, method }))
+/**
+ * A route's URL as a matcher of request paths: `:name` stands for one non-empty segment, `*` for the rest.
+ * app.hasRoute() compares route definitions, not paths, so it cannot see that /v2/webhooks/endpoints/3f0c…
+ * is /v2/webhooks/endpoints/:id; this can. (A parameter's own regex, unused here, is read as any segment.)
+ */
+function pathMatcher (url: string): RegExp {
+  const pattern = url.split(/(:\w+(?:\([^)]*\))?|\*)/).map((part, i) => {
+    if (i % 2 === 1) return part === '*' ? '.*' : '[^/]+'
+    return part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+  }).join('')
+  return new RegExp(`^${pattern}$`)
+}
+
+/** A route URL's matcher and the methods its routes answer on. */
+type KnownRoute = { matcher: RegExp, methods: Set<string> }
+
+/** The methods the routes whose URL matches a path answer on, in METHODS' order. */
+function allowedMethods (routes: ReadonlyMap<string, KnownRoute>, path: string): string[] {
+  const allowed = new Set<string>()
+  for (const { matcher, methods } of routes.values()) {
+    if (matcher.test(path)) for (const method of methods) allowed.add(method)
+  }
+  return METHODS.filter((method) => allowed.has(method))
 }
 
 export default fp(async function errorHandlerPlugin (app) {
@@ -82,13 +102,31 @@ export default fp(async function errorHandlerPlugin (app) {
   const renderers = new Map<string, RequestErrorRenderer>()
   app.decorate('renderRequestErrorsOn', (path: string, render: RequestErrorRenderer) => { renderers.set(path, render) })
 
+  // Every route added after this plugin (all of them: app.ts registers it before any route), by URL, with
+  // the methods it answers. OPTIONS is left out: it is answered here, and a catch-all OPTIONS route would
+  // make every path look like one that exists.
+  const routes = new Map<string, KnownRoute>()
+  app.addHook('onRoute', (route) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((m) => m !== 'OPTIONS')
+    if (methods.length === 0) return
+    const known = routes.get(route.url) ?? { matcher: pathMatcher(route.url), methods: new Set<string>() }
+    for (const method of methods) known.methods.add(method)
+    routes.set(route.url, known)
+  })
+
   // A path that exists with other methods: 405 with Allow (OPTIONS: 204 with Allow), as HTTP clients
-  // expect; only a path that exists for no method is 404.
+  // expect; only a path that exists for no method is 404. Paths with parameters included: PUT on
+  // /v2/webhooks/endpoints/{id} is a 405 whether or not that endpoint exists (the method is wrong for
+  // every id), and says so before any credential is looked at, like the static paths' 405.
   app.setNotFoundHandler(function notFound (request, reply) {
     const path = request.url.split('?')[0]
     const send = renderers.get(path) ?? sendRest
-    const allowed = allowedMethods(app, path)
-    if (allowed.length === 0) return send(request, reply, new RequestError.NotFound(request.method, path))
+    const allowed = allowedMethods(routes, path)
+    // A route that takes this method and still ends here (reply.callNotFound(): an asset that does not exist)
+    // found nothing: 404, not a 405 that would name this very method as allowed.
+    if (allowed.length === 0 || allowed.includes(request.method)) {
+      return send(request, reply, new RequestError.NotFound(request.method, path))
+    }
     const allow = [...allowed, 'OPTIONS'].join(', ')
     reply.header('allow', allow)
     if (request.method === 'OPTIONS') return reply.code(204).send()

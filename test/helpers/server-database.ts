@@ -12,8 +12,8 @@ export interface ServerDatabase {
   database: TestDatabase
   /** Every server started on the database so far, in order. */
   servers: ServerProcess[]
-  /** One more server process on the database, on a free port; resolves once it is ready. */
-  start: () => Promise<{ server: ServerProcess, port: number }>
+  /** One more server process on the database, on a free port (`env` added to its own); resolves once it is ready. */
+  start: (env?: Record<string, string>) => Promise<{ server: ServerProcess, port: number }>
 }
 
 /**
@@ -36,9 +36,9 @@ export async function serverDatabase (t: Test): Promise<ServerDatabase> {
     await database.sql.end({ timeout: 5 })
     await made.drop()
   })
-  const start = async () => {
+  const start = async (env: Record<string, string> = {}) => {
     const port = await freePort()
-    const server = startServer({ DATABASE_URL: made.url, PORT: String(port), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' })
+    const server = startServer({ DATABASE_URL: made.url, PORT: String(port), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false', ...env })
     servers.push(server)
     await waitFor('readiness', () => ready(port))
     return { server, port }
