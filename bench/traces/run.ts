@@ -35,6 +35,7 @@ import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
  *   BENCH_ORDERS       seeded orders (default: enough for every batch)
  *   BENCH_DATABASE_URL a PostgreSQL server to use instead of an embedded one
  *   BENCH_LOAD         wrk or autocannon (default: wrk when it is on the PATH)
+ *   BENCH_NODE_FLAGS   flags for every server's node, off and on alike (e.g. --max-semi-space-size=64)
  */
 
 // Many short rounds rather than a few long ones: on a shared machine one measurement moves by ±15 %.
@@ -43,6 +44,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 6)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 1)
 const BASELINE = process.env.BENCH_BASELINE_DIR
+/** Extra flags for every server's node (off and on alike), e.g. a garbage collector setting to compare. */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)
 const BATCH = 1000
 const STATUS_URL = '/v2/accounting/orders/update-status'
 
@@ -140,7 +143,7 @@ try {
   const start = async (variant: Variant): Promise<{ child: ChildProcess, port: number }> => {
     const port = await freePort()
     const tracing = variant.traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, ...variant.env } : {}
-    const child = spawn(process.execPath, ['--max-old-space-size=1024', 'dist/server.js'], {
+    const child = spawn(process.execPath, ['--max-old-space-size=1024', ...NODE_FLAGS, 'dist/server.js'], {
       cwd: variant.dir,
       stdio: ['ignore', 'ignore', 'inherit'],
       env: {
