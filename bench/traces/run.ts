@@ -36,6 +36,8 @@ import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
  *   BENCH_DATABASE_URL a PostgreSQL server to use instead of an embedded one
  *   BENCH_LOAD         wrk or autocannon (default: wrk when it is on the PATH)
  *   BENCH_NODE_FLAGS   flags for every server's node, off and on alike (e.g. --max-semi-space-size=64)
+ *   BENCH_TRACED_NODE_FLAGS  flags for the traced servers' node only: what README recommends with tracing
+ *                      on, against off as `npm start` runs (e.g. --max-semi-space-size=64)
  */
 
 // Many short rounds rather than a few long ones: on a shared machine one measurement moves by ±15 %.
@@ -45,7 +47,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 1)
 const BASELINE = process.env.BENCH_BASELINE_DIR
 /** Extra flags for every server's node (off and on alike), e.g. a garbage collector setting to compare. */
-const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)
+const flags = (value: string | undefined): string[] => (value ?? '').split(/\s+/).filter(Boolean)
+const NODE_FLAGS = flags(process.env.BENCH_NODE_FLAGS)
+/** Extra flags for the traced servers only: a setting recommended with tracing on, against off as it runs. */
+const TRACED_NODE_FLAGS = flags(process.env.BENCH_TRACED_NODE_FLAGS)
 const BATCH = 1000
 const STATUS_URL = '/v2/accounting/orders/update-status'
 
@@ -143,7 +148,8 @@ try {
   const start = async (variant: Variant): Promise<{ child: ChildProcess, port: number }> => {
     const port = await freePort()
     const tracing = variant.traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, ...variant.env } : {}
-    const child = spawn(process.execPath, ['--max-old-space-size=1024', ...NODE_FLAGS, 'dist/server.js'], {
+    const nodeFlags = ['--max-old-space-size=1024', ...NODE_FLAGS, ...(variant.traced ? TRACED_NODE_FLAGS : [])]
+    const child = spawn(process.execPath, [...nodeFlags, 'dist/server.js'], {
       cwd: variant.dir,
       stdio: ['ignore', 'ignore', 'inherit'],
       env: {
@@ -208,7 +214,8 @@ try {
   console.log(`\n${machineLine()}; PostgreSQL ${process.env.BENCH_DATABASE_URL ? 'BENCH_DATABASE_URL' : 'embedded'}; ` +
     `${seedOrders} seeded orders; load: ${LOAD_TOOL}, ${CONNECTIONS} connections, ${DURATION} s; ${ROUNDS} rounds; ` +
     `${BATCHES} batches of ${BATCH} per round; ${receiver.requests.protobuf} export requests, ` +
-    `${(receiver.requests.bytes / 2 ** 20).toFixed(1)} MiB received\n`)
+    `${(receiver.requests.bytes / 2 ** 20).toFixed(1)} MiB received; node flags: every server ` +
+    `${NODE_FLAGS.join(' ') || '(none)'}, traced ones ${TRACED_NODE_FLAGS.join(' ') || '(none)'}\n`)
   console.log('| tracing | orders (limit 100) req/s | cost | CPU ms / request | p50 ms | status (batches of 1,000) orders/s | cost | CPU ms / batch |')
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|')
   for (const { name, dir } of VARIANTS) {
