@@ -19,14 +19,17 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { AddressInfo } from 'node:net'
 import { benchDatabase, machineLine } from '../lib/database.js'
+import { numberKnob } from '../lib/knobs.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
 import { enqueueNotifications } from '../../src/effects/enqueue.js'
 import { notificationEventId, type NotificationChannel, type NotificationEventType, type NotifyPayload } from '../../src/effects/jobs.js'
 import { EVENT_STATUS } from '../../src/effects/jobs.js'
 import { verifySignature } from '../../test/helpers/webhook-signature.js'
 
-const N = Number(process.env.BENCH_NOTIFICATIONS ?? 10_000)
-const CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 10)
+const N = numberKnob('BENCH_NOTIFICATIONS', 10_000, { min: 1, integer: true })
+const CONCURRENCY = numberKnob('BENCH_WORKER_CONCURRENCY', 10, { min: 1, integer: true })
+/** Events/s of run 3; unset: half the one-worker throughput measured in run 1 (read here, checked before any run). */
+const RATE = numberKnob('BENCH_RATE', undefined, { above: 0 })
 const SECRET = 'whsec_YmVuY2gtd2ViaG9vay1zZWNyZXQtMDEy'
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/order-exchange.js')
 const CHANNELS: NotificationChannel[] = ['seller', 'customer', 'messaging']
@@ -161,7 +164,7 @@ async function main (): Promise<void> {
     process.stderr.write(`  ${two.perSecond.toFixed(0)} notifications/s\n`)
 
     // Run 3: steady load below capacity; each event is one transaction of three notifications.
-    const rate = Number(process.env.BENCH_RATE ?? Math.max(10, Math.floor(one.perSecond / 3 / 2)))
+    const rate = RATE ?? Math.max(10, Math.floor(one.perSecond / 3 / 2))
     process.stderr.write(`run 3: steady load, one worker, ${rate} events/s (${rate * 3} notifications/s)\n`)
     receiver.receipts.clear()
     const steadyWorker = await startWorker(env)

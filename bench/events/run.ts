@@ -11,6 +11,7 @@ import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
 import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
 import { injectLoad } from '../lib/inject-load.js'
+import { numberKnob } from '../lib/knobs.js'
 import { ordersIn, placementMaker, statusBatchMaker } from './fixtures.js'
 import { main as webhooksMain } from './webhooks.js'
 
@@ -38,13 +39,13 @@ import { main as webhooksMain } from './webhooks.js'
  * latency, and what enabled endpoints cost the status update).
  */
 
-const ORDERS = Number(process.env.BENCH_ORDERS ?? 40_000)
-const RUNS = Number(process.env.BENCH_RUNS ?? 6)
-const PLACE_BATCH = Number(process.env.BENCH_PLACE_BATCH ?? 1000)
-const STATUS_BATCH = Number(process.env.BENCH_STATUS_BATCH ?? 600)
-const DURATION = Number(process.env.BENCH_DURATION ?? 5)
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ORDERS = numberKnob('BENCH_ORDERS', 40_000, { min: 1, integer: true })
+const RUNS = numberKnob('BENCH_RUNS', 6, { min: 1, integer: true })
+const PLACE_BATCH = numberKnob('BENCH_PLACE_BATCH', 1000, { min: 1, integer: true })
+const STATUS_BATCH = numberKnob('BENCH_STATUS_BATCH', 600, { min: 1, integer: true })
+const DURATION = numberKnob('BENCH_DURATION', 5, { above: 0 })
+const CONCURRENCY = numberKnob('BENCH_CONCURRENCY', 4, { min: 1, integer: true })
+const ROUNDS = numberKnob('BENCH_ROUNDS', 3, { min: 1, integer: true })
 const SELLER = 1
 const MODES: EventLogging[] = ['record', 'drop-for-bench']
 

@@ -15,6 +15,7 @@ import { WebhookDeliverer } from '../../src/webhooks/deliverer.js'
 import { createEndpoint, deleteEndpoint } from '../../src/webhooks/endpoints.js'
 import { SecretBox } from '../../src/webhooks/secret-box.js'
 import { benchDatabase, machineLine, type BenchDb } from '../lib/database.js'
+import { numberKnob } from '../lib/knobs.js'
 import { allProcCpu } from '../lib/proc-cpu.js'
 import { ordersIn, placementMaker, statusBatchMaker } from './fixtures.js'
 
@@ -48,14 +49,14 @@ import { ordersIn, placementMaker, statusBatchMaker } from './fixtures.js'
  * Quick run: BENCH_WEBHOOKS=1 BENCH_ORDERS=10000 BENCH_WH_SECONDS=15 BENCH_RUNS=4 npm run bench:events
  */
 
-const ORDERS = Number(process.env.BENCH_ORDERS ?? 10_000)
-const EVENTS = Number(process.env.BENCH_WH_EVENTS ?? 5000)
-const CONCURRENCY = Number(process.env.BENCH_WH_CONCURRENCY ?? 64)
-const RATE = Number(process.env.BENCH_WH_RATE ?? 200)
-const SECONDS = Number(process.env.BENCH_WH_SECONDS ?? 20)
-const TICK_MS = Number(process.env.BENCH_WH_TICK_MS ?? 50)
-const RUNS = Number(process.env.BENCH_RUNS ?? 6)
-const STATUS_BATCH = Number(process.env.BENCH_STATUS_BATCH ?? 600)
+const ORDERS = numberKnob('BENCH_ORDERS', 10_000, { min: 1, integer: true })
+const EVENTS = numberKnob('BENCH_WH_EVENTS', 5000, { min: 1, integer: true })
+const CONCURRENCY = numberKnob('BENCH_WH_CONCURRENCY', 64, { min: 1, integer: true })
+const RATE = numberKnob('BENCH_WH_RATE', 200, { above: 0 })
+const SECONDS = numberKnob('BENCH_WH_SECONDS', 20, { above: 0 })
+const TICK_MS = numberKnob('BENCH_WH_TICK_MS', 50, { above: 0 })
+const RUNS = numberKnob('BENCH_RUNS', 6, { min: 1, integer: true })
+const STATUS_BATCH = numberKnob('BENCH_STATUS_BATCH', 600, { min: 1, integer: true })
 const TRY_SQL = process.env.BENCH_WH_TRY_SQL
 const ENDPOINTS = 4
 const SELLER = 1

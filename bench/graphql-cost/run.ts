@@ -5,6 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { print } from 'graphql'
 import { benchDatabase, machineLine } from '../lib/database.js'
+import { numberKnob } from '../lib/knobs.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { OrdersDocument } from '../../src/graphql/generated/operations.js'
@@ -34,12 +35,12 @@ import { OrdersDocument } from '../../src/graphql/generated/operations.js'
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const ORDERS = Number(process.env.BENCH_ORDERS ?? 17_000)
-const DURATION = Number(process.env.BENCH_DURATION ?? 15)
-const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8)
+const ORDERS = numberKnob('BENCH_ORDERS', 17_000, { min: 1, integer: true })
+const DURATION = numberKnob('BENCH_DURATION', 15, { above: 0 })
+const CLIENTS = numberKnob('BENCH_CLIENTS', 8, { min: 1, integer: true })
 const BUCKET = process.env.BENCH_COST_BUCKET
 const RESTORE = process.env.BENCH_COST_RESTORE
-const WALK_TIMEOUT = Number(process.env.BENCH_WALK_TIMEOUT ?? 150)
+const WALK_TIMEOUT = numberKnob('BENCH_WALK_TIMEOUT', 150, { above: 0 })
 const SELLER = 1
 const LIMIT = 100
 const WARM_UP_PAGES = 10

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { buildSchema, print } from 'graphql'
 import { benchDatabase, machineLine, type BenchDatabase } from '../lib/database.js'
 import { httpLoad, LOAD_TOOL } from '../lib/http-load.js'
+import { numberKnob } from '../lib/knobs.js'
 import { allProcCpu, parseProcStat } from '../lib/proc-cpu.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
 import { issueCredential } from '../../src/credentials/service.js'
@@ -26,7 +27,7 @@ import { parseOrderListInput } from '../../src/orders/order-list-input.js'
  *
  *   BENCH_ORDERS=100000        orders seeded for the main table
  *   BENCH_ORDERS_LARGE=0       set to 1000000 for the p99 comparison at scale (the seed takes ~2 min)
- *   BENCH_DURATION=10          seconds per measurement (after a 2 s warm-up)
+ *   BENCH_DURATION=10          whole seconds per measurement (after a 2 s warm-up; wrk takes no fraction)
  *   BENCH_ROUNDS=3             rounds: every target measured once per round, in turn, so that a drift of
  *                              the shared machine's speed hits all of them; the tables show medians, and
  *                              each ratio is the median of the ratios within a round
@@ -38,11 +39,12 @@ import { parseOrderListInput } from '../../src/orders/order-list-input.js'
  */
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const SIZE = Number(process.env.BENCH_ORDERS ?? 100_000)
-const LARGE = Number(process.env.BENCH_ORDERS_LARGE ?? 0)
-const DURATION = Number(process.env.BENCH_DURATION ?? 10)
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const SIZE = numberKnob('BENCH_ORDERS', 100_000, { min: 1, integer: true })
+const LARGE = numberKnob('BENCH_ORDERS_LARGE', 0, { min: 0, integer: true })
+// Whole seconds: wrk takes -d<n>s.
+const DURATION = numberKnob('BENCH_DURATION', 10, { min: 1, integer: true })
+const CONNECTIONS = numberKnob('BENCH_CONNECTIONS', 10, { min: 1, integer: true })
+const ROUNDS = numberKnob('BENCH_ROUNDS', 3, { min: 1, integer: true })
 const ALL_TARGETS = ['service', 'standard', 'baseline', 'postgraphile', 'limit', 'loaders'] as const
 type Target = typeof ALL_TARGETS[number]
 const TARGETS = (process.env.BENCH_TARGETS ?? 'service,standard,baseline,postgraphile,limit').split(',').map((t) => t.trim()) as Target[]

@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/config.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { PLATFORM_CATALOGUE_PATH, PLATFORM_SELLERS_PATH } from '../../src/routes/rest-contract.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
+import { numberKnob } from '../lib/knobs.js'
 
 /*
  * Catalogue intake benchmark: 100,000 offers (10 per SKU, 5 SKUs per item, so 2,000 items) put through
@@ -20,10 +21,10 @@ import { benchDatabase, machineLine } from '../lib/database.js'
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:intake:catalogue
  */
 
-const OFFERS = Number(process.env.BENCH_OFFERS ?? 100_000)
+const OFFERS = numberKnob('BENCH_OFFERS', 100_000, { min: 1, integer: true })
 const OFFERS_PER_SKU = 10
 const SKUS_PER_ITEM = 5
-const OFFERS_PER_REQUEST = Number(process.env.BENCH_OFFERS_PER_REQUEST ?? 1000)
+const OFFERS_PER_REQUEST = numberKnob('BENCH_OFFERS_PER_REQUEST', 1000, { min: 1, integer: true })
 const OFFERS_PER_ITEM = OFFERS_PER_SKU * SKUS_PER_ITEM
 if (OFFERS % OFFERS_PER_REQUEST !== 0 || OFFERS_PER_REQUEST % OFFERS_PER_ITEM !== 0) {
   throw new Error(`BENCH_OFFERS must be a multiple of ${OFFERS_PER_REQUEST}, which a multiple of ${OFFERS_PER_ITEM}`)

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { benchDatabase, machineLine, type BenchDatabase } from '../lib/database.js'
+import { numberKnob } from '../lib/knobs.js'
 import { allProcCpu, parseProcStat } from '../lib/proc-cpu.js'
 import { copyInto } from '../shipment-sync/rows.js'
 import { issueCredential } from '../../src/credentials/service.js'
@@ -45,11 +46,11 @@ import {
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const BACKGROUND = Number(process.env.BENCH_BACKGROUND_ORDERS ?? 1_000_000)
-const N = Number(process.env.BENCH_INTAKE_ORDERS ?? 50_000)
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4)
-const DEAL_SHARE = Number(process.env.BENCH_DEAL_LINES ?? 0.25)
 const BATCH = 1000
+const BACKGROUND = numberKnob('BENCH_BACKGROUND_ORDERS', 1_000_000, { min: 1, integer: true })
+const N = numberKnob('BENCH_INTAKE_ORDERS', 50_000, { min: BATCH, integer: true })
+const CONNECTIONS = numberKnob('BENCH_CONNECTIONS', 4, { min: 1, integer: true })
+const DEAL_SHARE = numberKnob('BENCH_DEAL_LINES', 0.25, { min: 0, max: 1 })
 const WARM_UP = 1000
 if (!Number.isInteger(N) || N < BATCH || N % BATCH !== 0) throw new Error(`BENCH_INTAKE_ORDERS must be a multiple of ${BATCH}`)
 

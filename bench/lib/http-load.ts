@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import autocannon from 'autocannon'
+import { choiceKnob } from './knobs.js'
 import { parseProcStat } from './proc-cpu.js'
 
 /*
@@ -40,7 +41,7 @@ function wrkAvailable (): boolean {
 }
 
 function chooseTool (): 'wrk' | 'autocannon' {
-  const asked = process.env.BENCH_LOAD
+  const asked = choiceKnob('BENCH_LOAD', ['wrk', 'autocannon'])
   if (asked === 'autocannon') return asked
   if (wrkAvailable()) return 'wrk'
   if (asked === 'wrk') throw new Error('BENCH_LOAD=wrk but wrk is not on the PATH (apt-get install wrk)')

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { print } from 'graphql'
 import { benchDatabase, machineLine } from '../lib/database.js'
+import { numberKnob } from '../lib/knobs.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { OrdersDocument } from '../../src/graphql/generated/operations.js'
@@ -26,8 +27,8 @@ import { OrdersDocument } from '../../src/graphql/generated/operations.js'
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const ORDERS = Number(process.env.BENCH_ORDERS ?? 20_000)
-const DURATION = Number(process.env.BENCH_DURATION ?? 10)
+const ORDERS = numberKnob('BENCH_ORDERS', 20_000, { min: 1, integer: true })
+const DURATION = numberKnob('BENCH_DURATION', 10, { above: 0 })
 
 function log (line: string): void { process.stderr.write(`${line}\n`) }
 

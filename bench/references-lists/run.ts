@@ -15,6 +15,7 @@ import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import { benchDatabase, machineLine } from '../lib/database.js'
 import { injectLoad } from '../lib/inject-load.js'
+import { numberKnob } from '../lib/knobs.js'
 
 /*
  * npm run bench:references:lists — issue 23: do `retailers` and `items` need the pass-through? The demo
@@ -27,10 +28,10 @@ import { injectLoad } from '../lib/inject-load.js'
  * the plans of the new statements (EXPLAIN ANALYZE, BUFFERS) say which indexes serve them.
  */
 
-const ORDERS = Number(process.env.BENCH_ORDERS ?? 100_000)
-const EXTRA = Number(process.env.BENCH_EXTRA ?? 20_000)
-const DURATION = Number(process.env.BENCH_DURATION ?? 8)
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4)
+const ORDERS = numberKnob('BENCH_ORDERS', 100_000, { min: 1, integer: true })
+const EXTRA = numberKnob('BENCH_EXTRA', 20_000, { min: 1, integer: true })
+const DURATION = numberKnob('BENCH_DURATION', 8, { above: 0 })
+const CONCURRENCY = numberKnob('BENCH_CONCURRENCY', 4, { min: 1, integer: true })
 const SELLER = 1
 
 const log = (line: string): void => { process.stderr.write(`${line}\n`) }

@@ -4,6 +4,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchDatabase, machineLine } from '../lib/database.js'
+import { numberKnob } from '../lib/knobs.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { REFERENCES_SYNC_PATH } from '../../src/routes/rest-contract.js'
 import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
@@ -28,9 +29,9 @@ import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const BACKGROUND = Number(process.env.BENCH_BACKGROUND_ORDERS ?? 1_700_000)
-const ROWS = Number(process.env.BENCH_REFERENCE_ROWS ?? 100_000)
-const BASELINE_S = Number(process.env.BENCH_BASELINE_S ?? 10)
+const BACKGROUND = numberKnob('BENCH_BACKGROUND_ORDERS', 1_700_000, { min: 1, integer: true })
+const ROWS = numberKnob('BENCH_REFERENCE_ROWS', 100_000, { min: 1, integer: true })
+const BASELINE_S = numberKnob('BENCH_BASELINE_S', 10, { above: 0 })
 const SELLER = 1
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')

@@ -6,6 +6,7 @@ import { issueCredential } from '../../src/credentials/service.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
 import { updateOrderStatusesWith, type BatchStrategy } from './strategies.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
+import { numberKnob, numberListKnob } from '../lib/knobs.js'
 
 /*
  * Status update benchmark: batches of mixed accept / reject / complete on a seeded database, each order
@@ -23,14 +24,15 @@ import { benchDatabase, machineLine } from '../lib/database.js'
 
 type Mode = 'http' | BatchStrategy
 const ALL_MODES: Mode[] = ['http', 'set-based', 'savepoint-per-order', 'transaction-per-order']
-const sizes = (process.env.BENCH_SIZES ?? '1,100,1000').split(',').map(Number)
+const sizes = numberListKnob('BENCH_SIZES', [1, 100, 1000], { min: 1, integer: true })
 const modes = (process.env.BENCH_STRATEGIES?.split(',') ?? ALL_MODES) as Mode[]
-const runsFor = (size: number): number => Number(process.env.BENCH_RUNS) || (size === 1 ? 100 : size <= 100 ? 10 : 3)
+const RUNS = numberKnob('BENCH_RUNS', undefined, { min: 1, integer: true })
+const runsFor = (size: number): number => RUNS ?? (size === 1 ? 100 : size <= 100 ? 10 : 3)
 for (const m of modes) if (!ALL_MODES.includes(m)) throw new Error(`Unknown strategy ${m}; one of ${ALL_MODES.join(', ')}`)
 
 // The seed gives the first seller 60 % of the orders, a quarter of them placed and a quarter accepted.
 const needed = modes.length * sizes.reduce((sum, size) => sum + size * (runsFor(size) + 1), 0)
-const seedOrders = Number(process.env.BENCH_ORDERS) || Math.max(10_000, Math.ceil(needed / (0.6 * 0.24) * 1.1))
+const seedOrders = numberKnob('BENCH_ORDERS', Math.max(10_000, Math.ceil(needed / (0.6 * 0.24) * 1.1)), { min: 1, integer: true })
 
 let statements = 0
 const bench = await benchDatabase('status_update', { onQuery: () => { statements++ } })

@@ -6,6 +6,7 @@ import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
 import { startTopology, topologyAvailable } from '../../test/topology/cluster.js'
 import { freePort, ready, startServer, waitFor, type ServerProcess } from '../../test/helpers/server-process.js'
 import { machineLine } from '../lib/database.js'
+import { numberKnob } from '../lib/knobs.js'
 
 /*
  * npm run bench:topology — one primary, as deployed past one machine (test/topology/cluster.ts: a
@@ -19,9 +20,9 @@ import { machineLine } from '../lib/database.js'
  *   BENCH_ORDERS=400000    orders seeded (the first seller gets 60 %, a quarter of them placed)
  */
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
-const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8)
-const ORDERS = Number(process.env.BENCH_ORDERS ?? 400_000)
+const SECONDS = numberKnob('BENCH_SECONDS', 10, { above: 0 })
+const CLIENTS = numberKnob('BENCH_CLIENTS', 8, { min: 1, integer: true })
+const ORDERS = numberKnob('BENCH_ORDERS', 400_000, { min: 1, integer: true })
 const log = (line: string): void => { process.stdout.write(`${line}\n`) }
 
 const available = topologyAvailable()

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks'
 import { print } from 'graphql'
 import { benchDatabase, machineLine } from '../lib/database.js'
 import { httpLoad, LOAD_TOOL } from '../lib/http-load.js'
+import { listKnob, numberKnob } from '../lib/knobs.js'
 import { parseProcStat } from '../lib/proc-cpu.js'
 import { freePort, ready, ROOT, waitFor } from '../../test/helpers/server-process.js'
 import { startOtlpReceiver } from '../../test/helpers/otlp-receiver.js'
@@ -20,7 +21,7 @@ import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
  * a drift of the shared machine's speed hits all three:
  *
  * - orders: bench:orders' query (the service's Orders document, page 1, limit 100) from BENCH_CONNECTIONS
- *   connections for BENCH_DURATION seconds: requests/s, and the server process's CPU per request;
+ *   connections for BENCH_DURATION (whole) seconds: requests/s, and the server process's CPU per request;
  * - status: bench:status's batches of 1,000 (a third each accept, reject with a reason, complete; every
  *   order used once), BENCH_BATCHES in a row: orders/s, and CPU per batch.
  *
@@ -41,16 +42,16 @@ import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
  */
 
 // Many short rounds rather than a few long ones: on a shared machine one measurement moves by ±15 %.
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
-const DURATION = Number(process.env.BENCH_DURATION ?? 6)
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
-const BATCHES = Number(process.env.BENCH_BATCHES ?? 1)
+const ROUNDS = numberKnob('BENCH_ROUNDS', 6, { min: 1, integer: true })
+// Whole seconds: wrk takes -d<n>s.
+const DURATION = numberKnob('BENCH_DURATION', 6, { min: 1, integer: true })
+const CONNECTIONS = numberKnob('BENCH_CONNECTIONS', 10, { min: 1, integer: true })
+const BATCHES = numberKnob('BENCH_BATCHES', 1, { min: 1, integer: true })
 const BASELINE = process.env.BENCH_BASELINE_DIR
 /** Extra flags for every server's node (off and on alike), e.g. a garbage collector setting to compare. */
-const flags = (value: string | undefined): string[] => (value ?? '').split(/\s+/).filter(Boolean)
-const NODE_FLAGS = flags(process.env.BENCH_NODE_FLAGS)
+const NODE_FLAGS = listKnob('BENCH_NODE_FLAGS')
 /** Extra flags for the traced servers only: a setting recommended with tracing on, against off as it runs. */
-const TRACED_NODE_FLAGS = flags(process.env.BENCH_TRACED_NODE_FLAGS)
+const TRACED_NODE_FLAGS = listKnob('BENCH_TRACED_NODE_FLAGS')
 const BATCH = 1000
 const STATUS_URL = '/v2/accounting/orders/update-status'
 
@@ -70,7 +71,7 @@ const VARIANTS: Variant[] = [
 // Every batch takes 667 placed orders (accept, reject) and 333 accepted ones (complete); the seed gives the
 // first seller 60 % of the orders, a quarter of them placed and a quarter accepted.
 const batches = ROUNDS * VARIANTS.length * (BATCHES + 0.03)
-const seedOrders = Number(process.env.BENCH_ORDERS) || Math.ceil(batches * 667 / (0.6 * 0.24) * 1.1)
+const seedOrders = numberKnob('BENCH_ORDERS', Math.ceil(batches * 667 / (0.6 * 0.24) * 1.1), { min: 1, integer: true })
 
 function log (line: string): void { process.stderr.write(`${line}\n`) }
 function cpuMs (pid: number): number { return parseProcStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')).ownMs }
