@@ -57,7 +57,13 @@ export function numberKnob<F extends number | undefined> (
 
 /** A comma-separated list of numbers ("1000,10000"), each keeping `rule`; unset or empty: `fallback`. */
 export function numberListKnob (name: string, fallback: number[], rule: NumberRule = {}): number[] {
-  const raw = process.env[name]
+  return numberList(name, process.env[name], fallback, rule)
+}
+
+/** `raw` (from `name`: a variable, or a command-line argument) read as numberListKnob reads a variable. */
+export function numberList (
+  name: string, raw: string | undefined, fallback: number[], rule: NumberRule = {}
+): number[] {
   if (raw === undefined || raw === '') return fallback
   const numbers = raw.split(',').map((item) => parse(item, rule))
   if (numbers.some((n) => n === undefined)) {

@@ -4,7 +4,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchDatabase, machineLine } from '../lib/database.js'
-import { numberListKnob } from '../lib/knobs.js'
+import { numberList } from '../lib/knobs.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { sellers } from '../../src/db/schema.js'
 import { prepareSyncBatch, type SyncBatch } from '../../src/shipments/sync-batch.js'
@@ -26,10 +26,9 @@ import { copyInto, copyLines, makeRows } from './rows.js'
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const sizes = process.argv[2] !== undefined
-  ? process.argv[2].split(',').map(Number)
-  : numberListKnob('SYNC_BENCH_SIZES', [1000, 10_000, 100_000], { min: 1, max: 100_000, integer: true })
-if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 100_000)) throw new Error(`Bad sizes: ${sizes.join(',')} (each 1..100000)`)
+// The sizes as an argument (npm run bench:sync -- 1000,10000) or in SYNC_BENCH_SIZES, checked alike.
+const sizes = numberList(process.argv[2] !== undefined ? 'The sizes argument' : 'SYNC_BENCH_SIZES',
+  process.argv[2] ?? process.env.SYNC_BENCH_SIZES, [1000, 10_000, 100_000], { min: 1, max: 100_000, integer: true })
 
 function freePort (): Promise<number> {
   return new Promise((resolve, reject) => {
