@@ -45,7 +45,8 @@ t.test('hostile traceparent headers: answered as usual, a trace of our own, only
   const apiKey = await shop.apiKey()
   const [trace, span] = [hex(16), hex(8)]
   // Each value is sent as the request's only traceparent header(s); tracestate rides along where given.
-  const hostile: Array<{ what: string, traceparent: string | string[], tracestate?: string }> = [
+  type Case = { what: string, traceparent: string | string[], tracestate?: string }
+  const hostile: Case[] = [
     { what: 'not a traceparent at all', traceparent: 'garbage' },
     { what: 'empty', traceparent: '' },
     { what: 'oversized (8 KB)', traceparent: `00-${trace}-${span}-01-${'a'.repeat(8_000)}x` },
@@ -61,7 +62,7 @@ t.test('hostile traceparent headers: answered as usual, a trace of our own, only
     },
     { what: 'an invalid traceparent with a huge tracestate', traceparent: 'x', tracestate: `k=${'v'.repeat(4_000)}` }
   ]
-  const control = { what: 'a well-formed sampled caller (the control)', traceparent: `00-${trace}-${span}-01` }
+  const control: Case = { what: 'a well-formed sampled caller (the control)', traceparent: `00-${trace}-${span}-01` }
 
   type Answer = { statusCode: number, body: unknown }
   const send = async (headers: http.OutgoingHttpHeaders, orderId: number): Promise<Answer> =>
@@ -86,7 +87,7 @@ t.test('hostile traceparent headers: answered as usual, a trace of our own, only
   for (const c of [...hostile, control]) {
     const orderId = await shop.order()
     const headers: http.OutgoingHttpHeaders = { traceparent: c.traceparent }
-    if ('tracestate' in c && c.tracestate !== undefined) headers.tracestate = c.tracestate
+    if (c.tracestate !== undefined) headers.tracestate = c.tracestate
     const res = await send(headers, orderId)
     t.equal(res.statusCode, 200, `${c.what}: answered as usual`)
     t.same(res.body, ok(1), `${c.what}: the batch applied`)
