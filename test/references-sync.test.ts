@@ -185,6 +185,48 @@ t.test('a rotation longer than one write statement: each record written once, un
   await t.rejects(database.sql`update items set item_sync_id = 'ROT-0' where id = ${ids[0]}`, { code: '23505' })
 })
 
+t.test('a write the database refuses while later types are queued behind it: nothing applied; refused once, run again', async (t) => {
+  // The sync sends a type's writes while it decides the next type (sync-references.ts): when the first type's
+  // write fails, the item and offer statements already sent after it fail with it, and the request must still
+  // answer once, cleanly, with nothing of any type applied, and no promise left rejected behind it.
+  const { app, database, a } = await setup(t)
+  const rows: Row[] = [
+    { type: 'RETAILER', id: a.retailers[0].retailerId, syncId: 'NEW-RET' },
+    { type: 'ITEM', id: a.lines[0].itemId, syncId: 'NEW-ITEM' },
+    { type: 'OFFER', id: a.lines[0].offerId, syncId: 'NEW-OFFER' }
+  ]
+  const before = await mappings(database, a.sellerId)
+  await database.sql`create function refuse_link() returns trigger language plpgsql as $$
+    begin raise exception 'injected: link write refused'; end $$`
+  await database.sql`create trigger refuse_link before update on seller_retailers for each row execute function refuse_link()`
+  const refused = await put(app, a.key, rows)
+  t.equal(refused.statusCode, 500)
+  t.same(refused.json(), { error: true, status: false, statusCode: 500, message: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' })
+  t.same(await mappings(database, a.sellerId), before, 'nothing applied: the items and offers sent after it neither')
+
+  // Refused once by the unique index (as a writer outside the service could make it: SYNC_ID_TAKEN's
+  // check missed it): the whole run is made again, and applies. A sequence counts outside the transaction.
+  await database.sql`drop trigger refuse_link on seller_retailers`
+  await database.sql`create sequence refusals`
+  await database.sql`create or replace function refuse_link() returns trigger language plpgsql as $$
+    begin
+      if nextval('refusals') = 1 then raise exception using errcode = 'unique_violation', message = 'injected'; end if;
+      return new;
+    end $$`
+  await database.sql`create trigger refuse_link before update on seller_retailers for each row execute function refuse_link()`
+  const retried = await put(app, a.key, rows)
+  t.equal(retried.statusCode, 200)
+  t.match(retried.json().data, { received: 3, failed: 0, errors: [] })
+  const [{ calls }] = await database.sql<Array<{ calls: number }>>`select last_value::int as calls from refusals`
+  t.equal(calls, 2, 'refused on the first run, passed on the second')
+  const after = await mappings(database, a.sellerId)
+  for (const row of rows) t.ok(after.includes(`${row.type} ${row.id} ${row.syncId}`), `${row.type} ${row.id} applied`)
+
+  // The server is still whole: the same request again is unchanged.
+  const again = await put(app, a.key, rows)
+  t.match(again.json().data, { received: 3, inserted: 0, updated: 0, unchanged: 3 })
+})
+
 t.test('a sync ID another record holds is refused naming it; in the same request too', async (t) => {
   const { app, database, a } = await setup(t)
   const [r1, r2] = a.retailers

@@ -8,13 +8,14 @@ import { decideReferences, type TypeDecision } from './decide.js'
 import type { ReferenceBatch } from './reference-batch.js'
 import type { ReferencesData } from './schemas.js'
 import { REFERENCE_TYPES, type ReferenceType } from './texts.js'
-import { countMatchedShipments, readStoredReferences, writeReferences } from './write-references.js'
+import { countMatchedShipments, readStoredText, storedReferences, writeReferences } from './write-references.js'
 
 /*
  * The references sync: the seller's own sync IDs for its retailers, shops, items and offers. One request is
  * one transaction under the seller's advisory lock (two syncs of one seller run one after the other): every
- * type's stored state is read and every row decided (decide.ts) before anything is written, then the writes
- * are set-based. A failure or a crash applies nothing; re-sending the same request answers `unchanged`.
+ * type's stored state is read before anything is written, each type's rows are decided (decide.ts) on it
+ * before that type is written, and the writes are set-based. A failure or a crash applies nothing; re-sending
+ * the same request answers `unchanged`.
  */
 
 export interface ReferencesOptions {
@@ -50,15 +51,32 @@ export async function applyReferences (tx: Tx, sellerId: number, batch: Referenc
   // 2-core server (a 50,000 sync ID lookup: 334 ms gathered, 135 ms alone; bench/README), and took the
   // CPUs the orders reads need.
   await tx.execute(sql`set local max_parallel_workers_per_gather = 0`)
-  const decisions = new Map<ReferenceType, TypeDecision>()
-  for (const type of REFERENCE_TYPES) {
+  // Node's part (parsing what is stored, deciding) overlaps PostgreSQL's (reading, writing). Every type's
+  // stored state is asked for at once, its text parsed only at the type's turn (one type's maps alive at a
+  // time); a type's writes are sent as soon as it is decided, and the next type is decided while they run.
+  // postgres.js pipelines the statements on the transaction's connection, which runs them in the order
+  // sent, so every read still sees the state before any write. A failed statement fails the ones after it
+  // (the transaction is aborted): every promise is held until the end and awaited there.
+  const types = REFERENCE_TYPES.filter((type) => batch.rows[type].ids.length > 0)
+  const reads = types.map((type) => {
     const rows = batch.rows[type]
-    if (rows.ids.length === 0) continue
-    const syncIds = rows.syncIds.filter((s): s is string => s !== null)
-    const stored = await readStoredReferences(tx, sellerId, type, rows.ids, syncIds)
-    decisions.set(type, await decideReferences(type, rows, stored))
+    return readStoredText(tx, sellerId, type, rows.ids, rows.syncIds.filter((s): s is string => s !== null))
+  })
+  const writes: Array<Promise<void>> = []
+  for (const pending of reads) pending.catch(() => {}) // reported by the await below
+  const decisions = new Map<ReferenceType, TypeDecision>()
+  try {
+    for (const [i, type] of types.entries()) {
+      const decision = await decideReferences(type, batch.rows[type], await storedReferences(await reads[i]))
+      decisions.set(type, decision)
+      const written = writeReferences(tx, sellerId, type, decision)
+      written.catch(() => {}) // reported by Promise.all below
+      writes.push(written)
+    }
+  } finally {
+    await Promise.allSettled([...reads, ...writes])
   }
-  for (const [type, decision] of decisions) await writeReferences(tx, sellerId, type, decision)
+  await Promise.all(writes)
   const newly = (type: ReferenceType) => decisions.get(type)?.newlyMatched ?? []
   const matched = await countMatchedShipments(tx, sellerId,
     { retailers: newly('RETAILER'), shops: newly('SHOP'), offers: newly('OFFER') })

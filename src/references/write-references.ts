@@ -28,18 +28,25 @@ type StoredRecord = [number, string | null]
 /**
  * One scan of the seller's records of the type that are either a row's record or hold a row's sync ID. The
  * planner takes the indexes for a few rows and one pass over the seller's records with hashed lookups for
- * many (100,000 rows: 0.13 s, against 0.35 s for a join per question; bench/README).
+ * many (100,000 rows: 0.13 s, against 0.35 s for a join per question; bench/README). Answers the records as
+ * one JSON text, parsed by `storedReferences` when the caller is ready for them (a sync asks for every type
+ * at once, and holds one type's maps at a time).
  */
-export async function readStoredReferences (
+export async function readStoredText (
   tx: Tx, sellerId: number, type: ReferenceType, ids: number[], syncIds: string[]
-): Promise<StoredReferences> {
+): Promise<string> {
   const { table, id, syncId } = REFERENCE_TABLES[type]
   const [row] = await tx.execute<StoredRow>(sql`
 select coalesce(json_agg(json_build_array(x.${id}, x.${syncId})), '[]')::text as records
 from ${table} x
 where x.seller_id = ${sellerId}::int
   and (x.${id} = any(${sql.param(ids)}::int[]) or x.${syncId} = any(${sql.param(syncIds)}::text[]))`)
-  const records = JSON.parse(row.records) as StoredRecord[]
+  return row.records
+}
+
+/** The records `readStoredText` answered, as the decision looks them up. */
+export async function storedReferences (text: string): Promise<StoredReferences> {
+  const records = JSON.parse(text) as StoredRecord[]
   await nextTurn()
   // A holder that no row names is in `current` too, and a sync ID no row asks for in `holders`: both are
   // the seller's records as stored, and the decision only looks up what the rows name.
