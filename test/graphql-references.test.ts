@@ -253,6 +253,21 @@ t.test('paging and input errors as the orders read has them', async (t) => {
   t.same(unmapped.pageInfo, { total: 15, page: 2, hasNext: false, limit: 10 })
   t.equal(unmapped.nodes.length, 5)
 
+  // The unmapped retailers' total when it must be counted (a full page with more, and past the end): the 15
+  // without a sync ID, plus a mapped one through its shop without one; a shop link without one whose
+  // retailer is not linked to the seller counts for nothing (its retailer is not the seller's).
+  await linkShop(database, seller.sellerId, await shop(database, ids[1], 'Mapped retailer, unmapped shop'), null)
+  await linkShop(database, seller.sellerId, await shop(database, await retailer(database, 'Not linked'), 'Stray shop'), null)
+  const unmappedRetailers = async (page: number) =>
+    (await graphql(app, token, RetailersDocument, { input: { unmapped: true, limit: 10, page } })).body.data!.retailers!
+  const firstUnmapped = await unmappedRetailers(1)
+  t.same(firstUnmapped.pageInfo, { total: 16, page: 1, hasNext: true, limit: 10 }, 'counted: 15 + 1 through its shop')
+  t.same(await unmappedRetailers(5), { pageInfo: { total: 16, page: 5, hasNext: false, limit: 10 }, nodes: [] },
+    'past the end: counted too')
+  const secondUnmapped = await unmappedRetailers(2)
+  t.ok([...firstUnmapped.nodes, ...secondUnmapped.nodes].some((n) => n.id === ids[1]), 'the mapped retailer is listed')
+  t.equal(firstUnmapped.nodes.length + secondUnmapped.nodes.length, 16)
+
   for (const input of [{ page: 0 }, { page: -3 }, { limit: 0 }, { limit: -1 }, { page: 0, limit: 0 }]) {
     const orders = await graphql(app, token, OrdersDocument, { input })
     const lists: Array<[string, GraphqlReply<unknown>]> = [
