@@ -4,7 +4,7 @@ import { REFERENCES_SYNC_PATH } from '../src/routes/rest-contract.js'
 import { createSeller, credential } from './helpers/fixtures.js'
 import { createCatalogue } from './helpers/order-fixtures.js'
 import { serverDatabase, waitingBackend } from './helpers/server-database.js'
-import { waitFor } from './helpers/server-process.js'
+import { ready, waitFor } from './helpers/server-process.js'
 
 /*
  * The server process SIGKILLed in the middle of a large references sync (20,000 items and 20,000 offers),
@@ -80,4 +80,73 @@ t.test('the server SIGKILLed inside a 40,000-row references sync: nothing stored
   t.same(await state(), { items: N, offers: N })
   const again = await second.send()
   t.same([again.status, again.json.data?.unchanged], [200, 2 * N], 'and again: unchanged')
+})
+
+t.test('a backend terminated while the item writes wait and the offer writes are queued behind them: 503, nothing stored; ' +
+  'the same call applies; SIGTERM there finishes the sync within the grace', async (t) => {
+  // The sync sends a type's writes while it decides the next (sync-references.ts): held inside the items'
+  // UPDATE, the offers' UPDATE is already on the wire behind it. Terminating the backend fails both promises.
+  const { url, database, start } = await serverDatabase(t)
+  const { sql } = database
+  const seller = await createSeller(database)
+  const line = await createCatalogue(database, seller, 'T')
+  const n = 2_000
+  await sql`insert into items (seller_id, item_name) select ${seller.sellerId}, 'Item ' || g from generate_series(1, ${n}) g`
+  await sql`insert into offers (seller_id, sku_id, purchase_price, mrp_price_amount, final_price_with_tax)
+    select ${seller.sellerId}, ${line.skuId}, 1, 2, 2 from generate_series(1, ${n}) g`
+  const ids = async (table: string, column: string) => (await sql.unsafe(`select id from ${table}
+    where seller_id = ${seller.sellerId} and ${column} is null order by id`)).map((r) => r.id as number)
+  const rows = [
+    ...(await ids('items', 'item_sync_id')).map((id, i) => ({ type: 'ITEM', id, syncId: `ITEM-T-${i}` })),
+    ...(await ids('offers', 'offer_sync_id')).map((id, i) => ({ type: 'OFFER', id, syncId: `VAR-T-${i}` }))
+  ]
+  const key = await credential(database, seller.sellerId, 'api-key')
+  const state = async () => (await sql`select
+    (select count(*)::int from items where seller_id = ${seller.sellerId} and item_sync_id like 'ITEM-T-%') as items,
+    (select count(*)::int from offers where seller_id = ${seller.sellerId} and offer_sync_id like 'VAR-T-%') as offers`)[0]
+  await sql.unsafe(`create function oxs_test_hold() returns trigger language plpgsql as $$
+    begin perform pg_advisory_xact_lock(${HOLD}); return null; end $$;
+    create trigger oxs_test_hold after update on items for each statement execute function oxs_test_hold()`)
+  const holder = openClient(url, { max: 1, application: 'oxs-test-holder' })
+  t.teardown(() => holder.end({ timeout: 5 }))
+  const send = async (port: number) => {
+    const res = await fetch(`http://127.0.0.1:${port}${REFERENCES_SYNC_PATH}`, {
+      method: 'PUT', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(rows)
+    })
+    return { status: res.status, json: await res.json() as { data?: Record<string, number>, code?: string } }
+  }
+
+  const first = await start()
+  await holder`select pg_advisory_lock(${HOLD})`
+  const answer = send(first.port)
+  const { pid } = await waitingBackend(sql, 'the sync', 30_000)
+  await sql`select pg_terminate_backend(${pid})`
+  await holder`select pg_advisory_unlock(${HOLD})`
+  const cut = await answer
+  t.same([cut.status, cut.json.code], [503, 'SERVICE_UNAVAILABLE'], 'the REST 503 of a database that went away')
+  t.same(await state(), { items: 0, offers: 0 }, 'nothing stored of either type')
+  await waitFor('ready again', () => ready(first.port), 10_000)
+  const again = await send(first.port)
+  t.same([again.status, again.json.data?.inserted, again.json.data?.failed], [200, 2 * n, 0], 'the same call applies every row')
+  t.same(await state(), { items: n, offers: n })
+  t.equal(first.server.child.exitCode, null, 'the process lived through it')
+  t.notMatch(first.server.stderr(), /uncaught|unhandled|TypeError|\n\s+at /i, 'no stack trace, no unhandled rejection')
+  first.server.child.kill('SIGTERM')
+  t.equal(await first.server.exited, 0)
+
+  // SIGTERM while the sync waits there: the process lets it finish, answers, then exits 0.
+  await sql`update items set item_sync_id = null where seller_id = ${seller.sellerId}`
+  await sql`update offers set offer_sync_id = null where seller_id = ${seller.sellerId}`
+  const second = await start({ SHUTDOWN_GRACE_MS: '10000' })
+  await holder`select pg_advisory_lock(${HOLD})`
+  const finishing = send(second.port)
+  await waitingBackend(sql, 'the sync', 30_000)
+  second.server.child.kill('SIGTERM')
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  t.equal(second.server.child.exitCode, null, 'still running while the sync is in flight')
+  await holder`select pg_advisory_unlock(${HOLD})`
+  const done = await finishing
+  t.same([done.status, done.json.data?.inserted], [200, 2 * n], 'the sync finished and answered')
+  t.equal(await second.server.exited, 0, 'then the process exited 0')
+  t.same(await state(), { items: n, offers: n })
 })
