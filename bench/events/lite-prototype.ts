@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { sql, TransactionRollbackError } from 'drizzle-orm'
 import { planObject } from '../../src/db/json-text.js'
 import { scalarTexts } from '../../src/db/read-model.js'
-import { recordEventsStatement, type OrderEvent } from '../../src/events/record-events.js'
+import { numberedEventsCtes, recordEventsStatement, type OrderEvent } from '../../src/events/record-events.js'
 import { FULL_ORDER } from '../../src/orders/order-json.js'
 import { ORDER } from '../../src/orders/order-model.js'
 import { issueCredential, type Caller } from '../../src/credentials/service.js'
@@ -53,30 +53,8 @@ const scalarsText = planObject(
 
 /** The prototype's statement: the counter as today, the order's own fields, the base event's sequence. */
 function liteStatement (events: readonly OrderEvent[], fields: 'own fields' | 'updatedAt') {
-  const rows = events.map((e, n) => ({
-    n,
-    seller_id: e.sellerId,
-    store_id: e.storeId,
-    order_id: e.orderId,
-    type: e.type,
-    status: e.status,
-    is_actionable: e.actionable,
-    previous_status: e.previousStatus,
-    reason: e.reason
-  }))
   return sql`
-    with e as materialized (
-      select e.*, row_number() over (partition by e.seller_id order by e.n) as rank
-      from json_to_recordset(${JSON.stringify(rows)}::json) as e(n int, seller_id int, store_id int,
-        order_id bigint, type text, status text, is_actionable boolean, previous_status text, reason text)
-    ), counted as (
-      select seller_id, count(*) as n from e group by seller_id
-    ), bumped as (
-      insert into seller_event_counters as c (seller_id, last_sequence)
-      select seller_id, n from counted order by seller_id
-      on conflict (seller_id) do update set last_sequence = c.last_sequence + excluded.last_sequence
-      returning seller_id, last_sequence
-    ), base as materialized (
+    with ${numberedEventsCtes(events)}, base as materialized (
       select e.n, (select b.sequence from seller_events b where b.order_id = e.order_id and b.order_json is not null
         order by b.sequence desc limit 1) as sequence from e
     )

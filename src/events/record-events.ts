@@ -106,8 +106,14 @@ export async function recordEvents (tx: Tx, events: readonly OrderEvent[]): Prom
   await tx.execute(recordEventsStatement(events, sampledTraceparent()))
 }
 
-/** The one statement that records `events` (at least one), each with `traceparent` (see above). */
-export function recordEventsStatement (events: readonly OrderEvent[], traceparent: string | null): SQL {
+/**
+ * The CTEs that number `events` (at least one): `e`, the input rows with their rank among their seller's
+ * events here; `counted`, each seller's number of them; `bumped`, each seller's counter after the upsert.
+ * The counters are taken in seller id order (the upsert writes its rows in the order it reads them); each
+ * event's number is `bumped.last_sequence - counted.n + e.rank` (ranked on the small input rows: a window
+ * over the written rows would sort their JSON).
+ */
+export function numberedEventsCtes (events: readonly OrderEvent[]): SQL {
   const rows = events.map((e, n) => ({
     n,
     seller_id: e.sellerId,
@@ -119,14 +125,7 @@ export function recordEventsStatement (events: readonly OrderEvent[], traceparen
     previous_status: e.previousStatus,
     reason: e.reason
   }))
-  const order = fullOrderParts(EVENT_ORDER_SCALARS)
-  // The counters are taken in seller id order (the upsert writes its rows in the order it reads them);
-  // each event's number is its seller's previous last + its place among that seller's events here (ranked
-  // on the small input rows: a window over the written rows would sort their JSON). The event's time is
-  // read after the counter's lock was granted (the rows join the upsert's), so times never go back along a
-  // sequence.
-  return sql`
-    with e as materialized (
+  return sql`e as materialized (
       select e.*, row_number() over (partition by e.seller_id order by e.n) as rank
       from json_to_recordset(${JSON.stringify(rows)}::json) as e(n int, seller_id int, store_id int,
         order_id bigint, type text, status text, is_actionable boolean, previous_status text, reason text)
@@ -137,7 +136,16 @@ export function recordEventsStatement (events: readonly OrderEvent[], traceparen
       select seller_id, n from counted order by seller_id
       on conflict (seller_id) do update set last_sequence = c.last_sequence + excluded.last_sequence
       returning seller_id, last_sequence
-    ), picked as materialized (
+    )`
+}
+
+/** The one statement that records `events` (at least one), each with `traceparent` (see above). */
+export function recordEventsStatement (events: readonly OrderEvent[], traceparent: string | null): SQL {
+  const order = fullOrderParts(EVENT_ORDER_SCALARS)
+  // The event's time is read after the counter's lock was granted (the rows join the upsert's), so times
+  // never go back along a sequence.
+  return sql`
+    with ${numberedEventsCtes(events)}, picked as materialized (
       select distinct order_id as id from e
     ) ${order.ctes}
     insert into seller_events (seller_id, sequence, type, order_id, store_id, previous_status, reason, order_json,
