@@ -1,4 +1,5 @@
 import t from 'tap'
+import type postgres from 'postgres'
 import { openClient } from '../src/db/client.js'
 import { REFERENCES_SYNC_PATH } from '../src/routes/rest-contract.js'
 import { createSeller, credential } from './helpers/fixtures.js'
@@ -16,6 +17,21 @@ import { ready, waitFor } from './helpers/server-process.js'
 const HOLD = 7_700_023
 const N = 20_000
 
+/** Makes every UPDATE statement on `table` wait, after its writes, on HOLD while a test's connection holds it. */
+async function holdAfterUpdateOf (sql: postgres.Sql, table: 'items' | 'offers'): Promise<void> {
+  await sql.unsafe(`create function oxs_test_hold() returns trigger language plpgsql as $$
+    begin perform pg_advisory_xact_lock(${HOLD}); return null; end $$;
+    create trigger oxs_test_hold after update on ${table} for each statement execute function oxs_test_hold()`)
+}
+
+/** How many of the seller's items and offers carry a sync ID of the test's (`tag`). */
+async function mapped (sql: postgres.Sql, sellerId: number, tag: string): Promise<{ items: number, offers: number }> {
+  const [row] = await sql<Array<{ items: number, offers: number }>>`select
+    (select count(*)::int from items where seller_id = ${sellerId} and item_sync_id like ${`ITEM-${tag}-%`}) as items,
+    (select count(*)::int from offers where seller_id = ${sellerId} and offer_sync_id like ${`VAR-${tag}-%`}) as offers`
+  return row
+}
+
 t.test('the server SIGKILLed inside a 40,000-row references sync: nothing stored; restarted, the re-send applies all', async (t) => {
   const { url, database, start: startServer } = await serverDatabase(t)
   const { sql } = database
@@ -32,13 +48,9 @@ t.test('the server SIGKILLed inside a 40,000-row references sync: nothing stored
     ...offerIds.map((id, i) => ({ type: 'OFFER', id, syncId: `VAR-K-${i}` }))
   ]
   const key = await credential(database, seller.sellerId, 'api-key')
-  const state = async () => (await sql`select
-    (select count(*)::int from items where seller_id = ${seller.sellerId} and item_sync_id like 'ITEM-K-%') as items,
-    (select count(*)::int from offers where seller_id = ${seller.sellerId} and offer_sync_id like 'VAR-K-%') as offers`)[0]
+  const state = () => mapped(sql, seller.sellerId, 'K')
 
-  await sql.unsafe(`create function oxs_test_hold() returns trigger language plpgsql as $$
-    begin perform pg_advisory_xact_lock(${HOLD}); return null; end $$;
-    create trigger oxs_test_hold after update on offers for each statement execute function oxs_test_hold()`)
+  await holdAfterUpdateOf(sql, 'offers')
   const holder = openClient(url, { max: 1, application: 'oxs-test-holder' })
   await holder`select pg_advisory_lock(${HOLD})`
   let held = true
@@ -101,12 +113,8 @@ t.test('a backend terminated while the item writes wait and the offer writes are
     ...(await ids('offers', 'offer_sync_id')).map((id, i) => ({ type: 'OFFER', id, syncId: `VAR-T-${i}` }))
   ]
   const key = await credential(database, seller.sellerId, 'api-key')
-  const state = async () => (await sql`select
-    (select count(*)::int from items where seller_id = ${seller.sellerId} and item_sync_id like 'ITEM-T-%') as items,
-    (select count(*)::int from offers where seller_id = ${seller.sellerId} and offer_sync_id like 'VAR-T-%') as offers`)[0]
-  await sql.unsafe(`create function oxs_test_hold() returns trigger language plpgsql as $$
-    begin perform pg_advisory_xact_lock(${HOLD}); return null; end $$;
-    create trigger oxs_test_hold after update on items for each statement execute function oxs_test_hold()`)
+  const state = () => mapped(sql, seller.sellerId, 'T')
+  await holdAfterUpdateOf(sql, 'items')
   const holder = openClient(url, { max: 1, application: 'oxs-test-holder' })
   t.teardown(() => holder.end({ timeout: 5 }))
   const send = async (port: number) => {
