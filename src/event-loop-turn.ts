@@ -6,7 +6,7 @@
  */
 
 /** Rows handled between two turns: a few milliseconds of work in the loops that use it. */
-export const ROWS_PER_TURN = 4096
+export const ROWS_PER_TURN = 1024
 
 export function nextTurn (): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))

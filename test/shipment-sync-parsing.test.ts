@@ -1,6 +1,6 @@
 import t from 'tap'
 import { RequestError } from '../src/errors.js'
-import { JsonArrayScanner, readJsonArray, type JsonArrayBody } from '../src/shipments/json-array-reader.js'
+import { BYTES_PER_TURN, JsonArrayScanner, readJsonArray, type JsonArrayBody } from '../src/shipments/json-array-reader.js'
 import { JsonNumber, jsonValue, parseJsonKeepingNumberText } from '../src/shipments/json-number-text.js'
 import { prepareSyncBatch } from '../src/shipments/sync-batch.js'
 import { checkOutstandingShipmentRow } from '../src/shipments/sync-row.js'
@@ -83,6 +83,23 @@ t.test('readJsonArray: bytes split inside a multi-byte character, the byte limit
   await t.rejects(readJsonArray(counting, 100, () => { emitted++ }), RequestError.InvalidJson)
   t.equal(read, 4, 'the rest of the body is read after a syntax error')
   t.equal(emitted, 1, 'but not parsed')
+})
+
+t.test('readJsonArray: one large chunk is read in slices, other callbacks running in between', async (t) => {
+  // 3-byte characters, so that slice boundaries (BYTES_PER_TURN) fall inside characters too.
+  const rows = Array.from({ length: 20_000 }, (_, i) => ({ id: i, syncId: `€${i}€日本` }))
+  const body = Buffer.from(JSON.stringify(rows))
+  t.ok(body.length > 30 * BYTES_PER_TURN, `${body.length} bytes`)
+  let turns = 0
+  let counting = true
+  const count = (): void => { turns++; if (counting) setImmediate(count) }
+  setImmediate(count)
+  const seen: unknown[] = []
+  const result = await readJsonArray((async function * () { yield body })(), body.length, (v) => seen.push(v), JSON.parse)
+  counting = false
+  t.same(result, { kind: 'array', count: rows.length })
+  t.same(seen, rows, 'every element intact, characters cut between slices included')
+  t.ok(turns >= Math.floor(body.length / BYTES_PER_TURN) - 1, `other callbacks ran ${turns} times while ${body.length} bytes were read`)
 })
 
 t.test('numbers keep their source text; strings stay strings', async (t) => {

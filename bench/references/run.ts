@@ -23,7 +23,11 @@ import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
  *      from one connection for BENCH_BASELINE_S (10) seconds: p50/p99 without a sync;
  *   4. the sync, three times: first mapping (inserted), a rotation of every sync ID (updated: the
  *      clear-then-set path, every row a "swap"), the same again (unchanged); rows/s, the server's peak RSS,
- *      and the orders page read in the same loop meanwhile.
+ *      and the orders page read in the same loop meanwhile;
+ *   5. sustained: rotations back to back for BENCH_BASELINE_S seconds, the orders page read meanwhile (a p99
+ *      of as many reads as the baseline's);
+ *   6. the limit: the rotation's writes as bare SQL on the bench's connection, the orders page read meanwhile
+ *      (what the database's share of a sync costs the reads).
  *
  * Quick run: BENCH_BACKGROUND_ORDERS=100000 npm run bench:references
  */
@@ -195,6 +199,36 @@ async function main (): Promise<void> {
         `${reads.length} orders reads meanwhile p99 ${percentile(reads, 0.99).toFixed(1)} ms; ${JSON.stringify(data)}`)
     }
 
+    // Sustained: rotations back to back (each moves every sync ID one further) for BENCH_BASELINE_S seconds,
+    // the orders page read meanwhile as long as the baseline was: a p99 of as many reads as the baseline's,
+    // where a single sync holds only the 7–30 reads it overlaps (their p99 is their slowest). The bodies
+    // are written beforehand, so that the bench's own event loop is not busy with them meanwhile.
+    const rotated = (shift: number) => Buffer.from(JSON.stringify(records.map((r, i) => ({
+      type: r.type, id: r.id, syncId: `${r.type}-${(position[i] + shift) % size.get(r.type)!}`
+    }))))
+    const payloads = Array.from({ length: Math.ceil(BASELINE_S) + 4 }, (_, k) => rotated(k + 2))
+    let sustainedSyncs = 0
+    t0 = performance.now()
+    const sustained = (async () => {
+      for (const payload of payloads) {
+        if (performance.now() - t0 >= BASELINE_S * 1000) break
+        const res = await fetch(`${server.base}${REFERENCES_SYNC_PATH}`, {
+          method: 'PUT', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: payload
+        })
+        const json = await res.json() as { data: { updated: number } }
+        if (res.status !== 200 || json.data.updated !== records.length) {
+          throw new Error(`sustained sync answered ${res.status}: ${JSON.stringify(json).slice(0, 400)}`)
+        }
+        sustainedSyncs++
+      }
+    })()
+    const [, sustainedReads] = await Promise.all([sustained, readLoop(server.base, token, pages, sustained)])
+    const sustainedMs = performance.now() - t0
+    const sustainedRows = sustainedSyncs * records.length
+    log(`sustained: ${sustainedSyncs} rotations in ${(sustainedMs / 1000).toFixed(1)} s, ${fmt(sustainedRows / (sustainedMs / 1000))} rows/s, ` +
+      `${sustainedReads.length} orders reads meanwhile p50 ${percentile(sustainedReads, 0.5).toFixed(1)} ms, p99 ${percentile(sustainedReads, 0.99).toFixed(1)} ms`)
+    const lastShift = sustainedSyncs + 1
+
     // The limit: the rotation's writes alone, as bare SQL on the bench's own connection (no HTTP, no
     // parsing, no reads, no decision, no idempotency): one UPDATE per type, the unique checks deferred, one
     // transaction. What the service's rotation would take if everything but PostgreSQL's writes were free.
@@ -202,7 +236,7 @@ async function main (): Promise<void> {
     records.forEach((r, i) => {
       const entry = byType.get(r.type) ?? { ids: [], syncIds: [] }
       entry.ids.push(r.id)
-      entry.syncIds.push(`${r.type}-${(position[i] + 2) % size.get(r.type)!}`)
+      entry.syncIds.push(`${r.type}-${(position[i] + lastShift + 1) % size.get(r.type)!}`)
       byType.set(r.type, entry)
     })
     const tables: Record<string, [string, string, string]> = {
@@ -212,7 +246,7 @@ async function main (): Promise<void> {
       OFFER: ['offers', 'id', 'offer_sync_id']
     }
     t0 = performance.now()
-    await sql.begin(async (tx) => {
+    const bare = sql.begin(async (tx) => {
       await tx`set constraints all deferred`
       for (const [type, { ids, syncIds }] of byType) {
         const [table, id, syncId] = tables[type]
@@ -220,8 +254,12 @@ async function main (): Promise<void> {
           where x.seller_id = ${SELLER} and x.${id} = v.id`, [ids, syncIds])
       }
     })
+    // The orders page read meanwhile: what the database's share of a sync costs the reads, with no work
+    // of the server's beside them.
+    const [, limitReads] = await Promise.all([bare, readLoop(server.base, token, pages, bare)])
     const limitMs = performance.now() - t0
-    log(`limit, the rotation's writes as bare SQL: ${(limitMs / 1000).toFixed(2)} s, ${fmt(records.length / (limitMs / 1000))} rows/s`)
+    log(`limit, the rotation's writes as bare SQL: ${(limitMs / 1000).toFixed(2)} s, ${fmt(records.length / (limitMs / 1000))} rows/s, ` +
+      `${limitReads.length} orders reads meanwhile p99 ${percentile(limitReads, 0.99).toFixed(1)} ms`)
 
     console.log(`\nMachine: ${machineLine()}; PostgreSQL ${pgVersion.v as string}${process.env.BENCH_DATABASE_URL ? ' (BENCH_DATABASE_URL)' : ' (embedded)'}`)
     console.log(`Server: \`${server.command}\`; ${fmt(BACKGROUND)} background orders (seller ${SELLER}: ${fmt(orders.n)}), ${fmt(records.length)} rows in one request (${(body(1).length / 2 ** 20).toFixed(1)} MiB)\n`)
@@ -232,8 +270,12 @@ async function main (): Promise<void> {
       console.log(`| ${r.name} | ${(r.ms / 1000).toFixed(2)} | ${fmt(r.rowsPerS)} | ${r.peakMb.toFixed(0)} | ${r.reads.length} | ` +
         `${percentile(r.reads, 0.5).toFixed(1)} | ${percentile(r.reads, 0.99).toFixed(1)} | ${JSON.stringify(r.data).replace(/"/g, '')} |`)
     }
+    console.log(`| sustained: ${sustainedSyncs} rotations back to back (${(sustainedMs / 1000).toFixed(1)} s) | ${(sustainedMs / 1000).toFixed(2)} | ` +
+      `${fmt(sustainedRows / (sustainedMs / 1000))} | | ${sustainedReads.length} | ${percentile(sustainedReads, 0.5).toFixed(1)} | ` +
+      `${percentile(sustainedReads, 0.99).toFixed(1)} | |`)
     console.log(`| limit: the rotation's writes alone (bare SQL, one UPDATE per type) | ${(limitMs / 1000).toFixed(2)} | ` +
-      `${fmt(records.length / (limitMs / 1000))} | | | | | |`)
+      `${fmt(records.length / (limitMs / 1000))} | | ${limitReads.length} | ${percentile(limitReads, 0.5).toFixed(1)} | ` +
+      `${percentile(limitReads, 0.99).toFixed(1)} | |`)
   } finally {
     if (child && child.exitCode === null) {
       child.kill('SIGTERM')

@@ -55,7 +55,8 @@ export async function applyReferences (tx: Tx, sellerId: number, batch: Referenc
   // stored state is asked for at once, its text parsed only at the type's turn (one type's maps alive at a
   // time); a type's writes are sent as soon as it is decided, and the next type is decided while they run.
   // postgres.js pipelines the statements on the transaction's connection, which runs them in the order
-  // sent, so every read still sees the state before any write. A failed statement fails the ones after it
+  // sent: a type's read is sent before its writes, and a type's read and writes touch its own table only,
+  // so each type is decided on its state before the request. A failed statement fails the ones after it
   // (the transaction is aborted): every promise is held until the end and awaited there.
   const types = REFERENCE_TYPES.filter((type) => batch.rows[type].ids.length > 0)
   const reads = types.map((type) => {

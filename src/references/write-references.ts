@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
+import { intArrayLiteral, textArrayLiteral } from '../db/array-literal.js'
 import type { Tx } from '../db/client.js'
-import { nextTurn, ROWS_PER_TURN } from '../event-loop-turn.js'
+import { nextTurn } from '../event-loop-turn.js'
 import type { StoredReferences, TypeDecision } from './decide.js'
 import { REFERENCE_TABLES } from './reference-tables.js'
 import type { Matched } from './schemas.js'
@@ -19,44 +20,52 @@ import type { ReferenceType } from './texts.js'
 export const WRITE_CHUNK = 10_000
 
 /**
- * [id, sync ID] pairs as one JSON text: the driver reads a NULL element of a text[] as the string "NULL",
- * and one text is parsed faster than rows.
+ * [id, sync ID] pairs as JSON texts of RECORDS_PER_TEXT pairs each: the driver reads a NULL element of a
+ * text[] as the string "NULL", one text is parsed faster than rows, and a text of 4,096 pairs is parsed in
+ * about a millisecond (one text of 50,000 held the event loop 10–15 ms; bench/README, References sync).
  */
 type StoredRow = { records: string }
 type StoredRecord = [number, string | null]
+const RECORDS_PER_TEXT = 4096
 
 /**
  * One scan of the seller's records of the type that are either a row's record or hold a row's sync ID. The
  * planner takes the indexes for a few rows and one pass over the seller's records with hashed lookups for
  * many (100,000 rows: 0.13 s, against 0.35 s for a join per question; bench/README). Answers the records as
- * one JSON text, parsed by `storedReferences` when the caller is ready for them (a sync asks for every type
- * at once, and holds one type's maps at a time).
+ * JSON texts, parsed by `storedReferences` when the caller is ready for them (a sync asks for every type at
+ * once, and holds one type's maps at a time).
  */
 export async function readStoredText (
   tx: Tx, sellerId: number, type: ReferenceType, ids: number[], syncIds: string[]
-): Promise<string> {
+): Promise<string[]> {
   const { table, id, syncId } = REFERENCE_TABLES[type]
-  const [row] = await tx.execute<StoredRow>(sql`
-select coalesce(json_agg(json_build_array(x.${id}, x.${syncId})), '[]')::text as records
-from ${table} x
-where x.seller_id = ${sellerId}::int
-  and (x.${id} = any(${sql.param(ids)}::int[]) or x.${syncId} = any(${sql.param(syncIds)}::text[]))`)
-  return row.records
+  const idList = await intArrayLiteral(ids)
+  const syncIdList = await textArrayLiteral(syncIds)
+  const rows = await tx.execute<StoredRow>(sql`
+select json_agg(json_build_array(x.id, x.sync_id))::text as records
+from (
+  select x.${id} as id, x.${syncId} as sync_id, row_number() over () - 1 as n
+  from ${table} x
+  where x.seller_id = ${sellerId}::int
+    and (x.${id} = any(${idList}::int[]) or x.${syncId} = any(${syncIdList}::text[]))
+) x
+group by x.n / ${RECORDS_PER_TEXT}`)
+  return rows.map((row) => row.records)
 }
 
 /** The records `readStoredText` answered, as the decision looks them up. */
-export async function storedReferences (text: string): Promise<StoredReferences> {
-  const records = JSON.parse(text) as StoredRecord[]
-  await nextTurn()
+export async function storedReferences (texts: string[]): Promise<StoredReferences> {
   // A holder that no row names is in `current` too, and a sync ID no row asks for in `holders`: both are
   // the seller's records as stored, and the decision only looks up what the rows name.
   const current = new Map<number, string | null>()
   const holders = new Map<string, number>()
-  for (let i = 0; i < records.length; i++) {
-    if (i % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn()
-    const [recordId, value] = records[i]
-    current.set(recordId, value)
-    if (value !== null) holders.set(value, recordId)
+  for (const text of texts) {
+    await nextTurn()
+    const records = JSON.parse(text) as StoredRecord[]
+    for (const [recordId, value] of records) {
+      current.set(recordId, value)
+      if (value !== null) holders.set(value, recordId)
+    }
   }
   return { current, holders }
 }
@@ -69,15 +78,15 @@ export async function writeReferences (
   if (decision.clearIds.length + decision.setIds.length === 0) return
   await tx.execute(sql`set constraints ${unique} deferred`)
   for (let start = 0; start < decision.clearIds.length; start += WRITE_CHUNK) {
-    const ids = decision.clearIds.slice(start, start + WRITE_CHUNK)
+    const ids = await intArrayLiteral(decision.clearIds.slice(start, start + WRITE_CHUNK))
     await tx.execute(sql`update ${table} x set ${syncId} = null
-      where x.seller_id = ${sellerId}::int and x.${id} in (select unnest(${sql.param(ids)}::int[]))`)
+      where x.seller_id = ${sellerId}::int and x.${id} in (select unnest(${ids}::int[]))`)
   }
   for (let start = 0; start < decision.setIds.length; start += WRITE_CHUNK) {
-    const ids = decision.setIds.slice(start, start + WRITE_CHUNK)
-    const syncIds = decision.setSyncIds.slice(start, start + WRITE_CHUNK)
+    const ids = await intArrayLiteral(decision.setIds.slice(start, start + WRITE_CHUNK))
+    const syncIds = await textArrayLiteral(decision.setSyncIds.slice(start, start + WRITE_CHUNK))
     await tx.execute(sql`update ${table} x set ${syncId} = v.sync_id
-      from unnest(${sql.param(ids)}::int[], ${sql.param(syncIds)}::text[]) as v(id, sync_id)
+      from unnest(${ids}::int[], ${syncIds}::text[]) as v(id, sync_id)
       where x.seller_id = ${sellerId}::int and x.${id} = v.id`)
   }
 }
