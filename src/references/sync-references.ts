@@ -8,7 +8,7 @@ import { decideReferences, type TypeDecision } from './decide.js'
 import type { ReferenceBatch } from './reference-batch.js'
 import type { ReferencesData } from './schemas.js'
 import { REFERENCE_TYPES, type ReferenceType } from './texts.js'
-import { countMatchedShipments, readStoredText, storedReferences, writeReferences } from './write-references.js'
+import { countMatchedShipments, readStoredTexts, storedReferences, writeReferences } from './write-references.js'
 
 /*
  * The references sync: the seller's own sync IDs for its retailers, shops, items and offers. One request is
@@ -52,7 +52,7 @@ export async function applyReferences (tx: Tx, sellerId: number, batch: Referenc
   // CPUs the orders reads need.
   await tx.execute(sql`set local max_parallel_workers_per_gather = 0`)
   // Node's part (parsing what is stored, deciding) overlaps PostgreSQL's (reading, writing). Every type's
-  // stored state is asked for at once, its text parsed only at the type's turn (one type's maps alive at a
+  // stored state is asked for at once, its texts parsed only at the type's turn (one type's maps alive at a
   // time); a type's writes are sent as soon as it is decided, and the next type is decided while they run.
   // postgres.js pipelines the statements on the transaction's connection, which runs them in the order
   // sent: a type's read is sent before its writes, and a type's read and writes touch its own table only,
@@ -61,7 +61,7 @@ export async function applyReferences (tx: Tx, sellerId: number, batch: Referenc
   const types = REFERENCE_TYPES.filter((type) => batch.rows[type].ids.length > 0)
   const reads = types.map((type) => {
     const rows = batch.rows[type]
-    return readStoredText(tx, sellerId, type, rows.ids, rows.syncIds.filter((s): s is string => s !== null))
+    return readStoredTexts(tx, sellerId, type, rows.ids, rows.syncIds.filter((s): s is string => s !== null))
   })
   const writes: Array<Promise<void>> = []
   for (const pending of reads) pending.catch(() => {}) // reported by the await below

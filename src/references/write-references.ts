@@ -35,7 +35,7 @@ const RECORDS_PER_TEXT = 4096
  * JSON texts, parsed by `storedReferences` when the caller is ready for them (a sync asks for every type at
  * once, and holds one type's maps at a time).
  */
-export async function readStoredText (
+export async function readStoredTexts (
   tx: Tx, sellerId: number, type: ReferenceType, ids: number[], syncIds: string[]
 ): Promise<string[]> {
   const { table, id, syncId } = REFERENCE_TABLES[type]
@@ -53,7 +53,7 @@ group by x.n / ${RECORDS_PER_TEXT}`)
   return rows.map((row) => row.records)
 }
 
-/** The records `readStoredText` answered, as the decision looks them up. */
+/** The records `readStoredTexts` answered, as the decision looks them up. */
 export async function storedReferences (texts: string[]): Promise<StoredReferences> {
   // A holder that no row names is in `current` too, and a sync ID no row asks for in `holders`: both are
   // the seller's records as stored, and the decision only looks up what the rows name.
