@@ -179,14 +179,19 @@ async function main (): Promise<void> {
       name: string, ms: number, rowsPerS: number, peakMb: number, reads: number[], data: Record<string, unknown>
     }
     const results: Result[] = []
+    type Answer = { status: number, json: { data: Record<string, unknown> } }
+    const putReferences = async (payload: Buffer): Promise<Answer> => {
+      const res = await fetch(`${server.base}${REFERENCES_SYNC_PATH}`, {
+        method: 'PUT', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: payload
+      })
+      return { status: res.status, json: await res.json() as { data: Record<string, unknown> } }
+    }
     const rounds = [[1, 'first mapping (inserted)'], [2, 'rotation of every sync ID (updated)'], [3, 'the same again (unchanged)']] as const
     for (const [round, name] of rounds) {
       const payload = body(round)
       resetPeak(pid)
       t0 = performance.now()
-      const sync = fetch(`${server.base}${REFERENCES_SYNC_PATH}`, {
-        method: 'PUT', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: payload
-      }).then(async (res) => ({ status: res.status, json: await res.json() as { data: Record<string, unknown> } }))
+      const sync = putReferences(payload)
       const [answer, reads] = await Promise.all([sync, readLoop(server.base, token, pages, sync)])
       const ms = performance.now() - t0
       if (answer.status !== 200 || answer.json.data.failed !== 0) {
@@ -212,12 +217,9 @@ async function main (): Promise<void> {
     const sustained = (async () => {
       for (const payload of payloads) {
         if (performance.now() - t0 >= BASELINE_S * 1000) break
-        const res = await fetch(`${server.base}${REFERENCES_SYNC_PATH}`, {
-          method: 'PUT', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: payload
-        })
-        const json = await res.json() as { data: { updated: number } }
-        if (res.status !== 200 || json.data.updated !== records.length) {
-          throw new Error(`sustained sync answered ${res.status}: ${JSON.stringify(json).slice(0, 400)}`)
+        const { status, json } = await putReferences(payload)
+        if (status !== 200 || json.data.updated !== records.length) {
+          throw new Error(`sustained sync answered ${status}: ${JSON.stringify(json).slice(0, 400)}`)
         }
         sustainedSyncs++
       }
