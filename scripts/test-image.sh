@@ -231,6 +231,10 @@ check POST /v2/accounting/orders/update-status 200 \
 check PUT /v2/shipments/outstanding/sync-data 200 'b.error === false && b.statusCode === 200 && b.data.received === 1' \
   -H "x-api-key: $key" "${json[@]}" \
   -d '[{"retailerSyncId": "RET-1", "shopSyncId": "SHOP-1", "offerSyncId": "VAR-1", "outstandingQuantity": 12.5}]'
+# The references sync runs its rows in a thread of its own (reference-engine.ts): started from the built .js.
+check PUT /v2/references/sync-data 200 \
+  'b.error === false && b.data.failed === 1 && b.data.errors[0].code === "RECORD_NOT_FOUND"' \
+  -H "x-api-key: $key" "${json[@]}" -d '[{"type": "ITEM", "id": 999999, "syncId": "ITEM-1"}]'
 code=$(curl -s -o /dev/null -w '%{http_code}' "$base/metrics")
 [ "$code" != 200 ] || fail "/metrics answered without the token"
 curl -fsS -H "Authorization: Bearer $metrics_token" "$base/metrics" >"$scratch/metrics" \

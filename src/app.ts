@@ -25,6 +25,7 @@ import openapiPlugin from './routes/openapi.js'
 import statusUpdateRoutes from './routes/status-update.js'
 import shipmentSyncRoutes from './routes/shipment-sync.js'
 import referencesSyncRoutes from './routes/references-sync.js'
+import { ReferenceEngine } from './references/reference-engine.js'
 import platformRoutes from './routes/platform.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import type { Tracing } from './tracing/tracing.js'
@@ -104,7 +105,11 @@ export async function buildApp (
   await app.register(graphqlPlugin)
   await app.register(statusUpdateRoutes)
   await app.register(shipmentSyncRoutes)
-  await app.register(referencesSyncRoutes)
+  // The references sync's thread (started at the first sync), stopped with the app.
+  const referenceEngine = new ReferenceEngine()
+  app.decorate('referenceEngine', referenceEngine)
+  app.addHook('onClose', async () => { await referenceEngine.close() })
+  await app.register(referencesSyncRoutes, { engine: referenceEngine })
   await app.register(platformRoutes)
   await app.register(webhookEndpointRoutes)
   if (explorerEnabled(config)) await app.register(graphiqlRoutes, { graphqlPath: GRAPHQL_PATH })

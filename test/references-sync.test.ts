@@ -9,7 +9,7 @@ import { eq } from 'drizzle-orm'
 import { items, sellerRetailers, sellerShops } from '../src/db/schema.js'
 import { REFERENCES_SYNC_PATH } from '../src/routes/rest-contract.js'
 import { ReferenceErrors, ReferenceText } from '../src/references/texts.js'
-import { WRITE_CHUNK } from '../src/references/write-references.js'
+import { WRITE_CHUNK } from '../src/references/reference-work.js'
 import type { TestDatabase as Database } from './helpers/build.js'
 
 /*

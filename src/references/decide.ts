@@ -1,6 +1,7 @@
 import { nextTurn, ROWS_PER_TURN } from '../event-loop-turn.js'
 import type { TypeRows } from './reference-batch.js'
 import type { ReferenceRowError } from './schemas.js'
+import type { StoredReferences } from './stored-references.js'
 import { ReferenceErrors, type ReferenceError, type ReferenceType } from './texts.js'
 
 /*
@@ -10,17 +11,6 @@ import { ReferenceErrors, type ReferenceError, type ReferenceType } from './text
  * so a swap of two sync IDs applies. A refused row leaves its record as it is, and so keeps the record's
  * current sync ID taken: a row that counted on it being released is refused in turn, until nothing changes.
  */
-
-/** What is stored for the seller, read under the seller's lock before any write. */
-export interface StoredReferences {
-  /**
-   * The seller's records named by the rows (and maybe holders of their sync IDs), with their sync IDs now:
-   * a row's id missing here is not the seller's.
-   */
-  current: Map<number, string | null>
-  /** The seller's records of this type that hold one of the rows' sync IDs now (others may be there too). */
-  holders: Map<string, number>
-}
 
 export interface TypeDecision {
   errors: ReferenceRowError[]

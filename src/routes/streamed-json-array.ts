@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badRequest, RequestError } from '../errors.js'
 import { fingerprinted } from '../plugins/idempotency.js'
-import { readJsonArray, type ElementParser } from '../shipments/json-array-reader.js'
+import { JsonArrayReader, readJsonArrayInto, type ElementParser, type JsonArraySink } from '../shipments/json-array-reader.js'
 
 /*
  * The body of a bulk route that takes up to 100,000 rows (the shipment sync, the references sync): not
@@ -38,6 +38,20 @@ export interface ArrayBodyRules {
 export async function readArrayBody (
   request: FastifyRequest, reply: FastifyReply, rules: ArrayBodyRules, onRow: (record: unknown, index: number) => void
 ): Promise<void> {
+  // Rows past the maximum are still read (to count them for the message) but not kept.
+  const reader = new JsonArrayReader((record, index) => {
+    if (index < rules.maxRows) onRow(record, index)
+  }, rules.parse)
+  await readArrayBodyInto(request, reply, rules, reader)
+}
+
+/**
+ * The same checks, the body's bytes written to `sink` (which scans them, maybe in another thread, and
+ * keeps no more than `maxRows` rows).
+ */
+export async function readArrayBodyInto (
+  request: FastifyRequest, reply: FastifyReply, rules: Omit<ArrayBodyRules, 'parse'>, sink: JsonArraySink
+): Promise<void> {
   const stream = request.body as AsyncIterable<Buffer> | undefined
   if (!stream || typeof stream[Symbol.asyncIterator] !== 'function') {
     throw badRequest(rules.notAnArray.code, rules.notAnArray.text)
@@ -46,10 +60,7 @@ export async function readArrayBody (
   const source = fingerprinted(request, stream)
   let body
   try {
-    // Rows past the maximum are still read (to count them for the message) but not kept.
-    body = await readJsonArray(source, rules.limit, (record, index) => {
-      if (index < rules.maxRows) onRow(record, index)
-    }, rules.parse)
+    body = await readJsonArrayInto(source, rules.limit, sink)
   } catch (err) {
     // The rest of a too-large body is never read: the connection cannot be reused.
     if (err instanceof RequestError.PayloadTooLarge) reply.header('connection', 'close')

@@ -147,34 +147,63 @@ export class JsonArrayScanner {
  */
 export const BYTES_PER_TURN = 16 * 1024
 
+/** Where the bytes of a body go as they arrive: scanned here (JsonArrayReader) or in another thread. */
+export interface JsonArraySink {
+  write: (bytes: Buffer) => void | Promise<void>
+  /** After the last bytes: what the body was. Rejects with InvalidJsonError when it was not valid JSON. */
+  end: () => JsonArrayBody | Promise<JsonArrayBody>
+}
+
+/** A JsonArrayScanner fed with bytes, a turn of the event loop every BYTES_PER_TURN. */
+export class JsonArrayReader implements JsonArraySink {
+  private readonly scanner: JsonArrayScanner
+  private readonly decoder = new StringDecoder('utf8')
+  private sinceTurn = 0
+
+  constructor (onElement: (value: unknown, index: number) => void, parse?: ElementParser) {
+    this.scanner = new JsonArrayScanner(onElement, parse)
+  }
+
+  async write (bytes: Buffer): Promise<void> {
+    // The decoder keeps a character cut between two slices for the next one.
+    for (let start = 0; start < bytes.length && !this.scanner.invalid; start += BYTES_PER_TURN) {
+      if (this.sinceTurn >= BYTES_PER_TURN) {
+        await nextTurn()
+        this.sinceTurn = 0
+      }
+      const slice = bytes.subarray(start, start + BYTES_PER_TURN)
+      this.scanner.push(this.decoder.write(slice))
+      this.sinceTurn += slice.length
+    }
+  }
+
+  end (): JsonArrayBody {
+    if (!this.scanner.invalid) this.scanner.push(this.decoder.end())
+    return this.scanner.end()
+  }
+}
+
 /**
- * Reads a byte stream through a JsonArrayScanner, enforcing a byte limit (413 above it). After a syntax
- * error the rest of the body is still read, within the limit, so the client gets the 400 rather than a
- * reset connection.
+ * Reads a byte stream into a sink, enforcing a byte limit (413 above it). After a syntax error the rest of
+ * the body is still read, within the limit, so the client gets the 400 rather than a reset connection.
  */
-export async function readJsonArray (
-  stream: AsyncIterable<Buffer | string>, limit: number, onElement: (value: unknown, index: number) => void,
-  parse?: ElementParser
+export async function readJsonArrayInto (
+  stream: AsyncIterable<Buffer | string>, limit: number, sink: JsonArraySink
 ): Promise<JsonArrayBody> {
-  const scanner = new JsonArrayScanner(onElement, parse)
-  const decoder = new StringDecoder('utf8')
   let received = 0
-  let sinceTurn = 0
   for await (const chunk of stream) {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     received += bytes.length
     if (received > limit) throw new RequestError.PayloadTooLarge(limit)
-    // The decoder keeps a character cut between two slices for the next one.
-    for (let start = 0; start < bytes.length && !scanner.invalid; start += BYTES_PER_TURN) {
-      if (sinceTurn >= BYTES_PER_TURN) {
-        await nextTurn()
-        sinceTurn = 0
-      }
-      const slice = bytes.subarray(start, start + BYTES_PER_TURN)
-      scanner.push(decoder.write(slice))
-      sinceTurn += slice.length
-    }
+    await sink.write(bytes)
   }
-  if (!scanner.invalid) scanner.push(decoder.end())
-  return scanner.end()
+  return await sink.end()
+}
+
+/** readJsonArrayInto a JsonArrayReader: each element handed to `onElement` in this thread. */
+export async function readJsonArray (
+  stream: AsyncIterable<Buffer | string>, limit: number, onElement: (value: unknown, index: number) => void,
+  parse?: ElementParser
+): Promise<JsonArrayBody> {
+  return await readJsonArrayInto(stream, limit, new JsonArrayReader(onElement, parse))
 }
