@@ -1,6 +1,6 @@
 import { isStorableText } from '../db/storable-text.js'
 import { isPlainObject } from '../plain-object.js'
-import { SYNC_ID_MAX_LENGTH } from '../shipments/sync-row.js'
+import { SYNC_ID_MAX_LENGTH } from '../sync-id.js'
 import { REFERENCE_TYPES, ReferenceErrors, type ReferenceError, type ReferenceType } from './texts.js'
 
 /*

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { SYNC_ID_MAX_LENGTH } from '../shipments/sync-row.js'
+import { SYNC_ID_MAX_LENGTH } from '../sync-id.js'
 import { REFERENCE_TYPES } from './texts.js'
 
 /*

@@ -1,6 +1,6 @@
 import { itemErrors, type CodeOf, type ItemError } from '../item-error.js'
 import { unstorableTextRule } from '../db/storable-text.js'
-import { SYNC_ID_MAX_LENGTH } from '../shipments/sync-row.js'
+import { SYNC_ID_MAX_LENGTH } from '../sync-id.js'
 
 /*
  * The references sync's texts, each written once with its code: the request-level ones (the message says

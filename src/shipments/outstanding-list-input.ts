@@ -1,7 +1,7 @@
 import { isStorableText, unstorableTextRule } from '../db/storable-text.js'
 import { InvalidInputError } from '../errors.js'
 import { parsePageWindow, type PageWindow } from '../paging/page-window.js'
-import { SYNC_ID_MAX_LENGTH } from './sync-row.js'
+import { SYNC_ID_MAX_LENGTH } from '../sync-id.js'
 
 /*
  * The outstandingShipments query's input: the same pagination rules as orders (decisions.md "Orders":

@@ -4,6 +4,7 @@ import { isStorableText, unstorableTextRule } from '../db/storable-text.js'
 import { isPlainObject } from '../plain-object.js'
 import { itemErrors, type CodeOf, type ItemError } from '../item-error.js'
 import { JsonNumber, jsonValue } from './json-number-text.js'
+import { SYNC_ID_MAX_LENGTH } from '../sync-id.js'
 
 /*
  * One outstanding shipment record (spec 2.11) checked on its own: a bad row becomes a per-row error and
@@ -12,11 +13,6 @@ import { JsonNumber, jsonValue } from './json-number-text.js'
  * numeric text) is checked after it, in code.
  */
 
-/**
- * Long enough for any ERP identifier, short enough that the unique key always fits a btree entry
- * (3 × 200 UTF-16 units ≤ 1,800 bytes of UTF-8, under PostgreSQL's ~2,700-byte limit).
- */
-export const SYNC_ID_MAX_LENGTH = 200
 /** A quantity's text: digits, an optional fraction and exponent (what PostgreSQL's numeric reads). */
 const NUMERIC_TEXT = '^[+-]?(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][+-]?\\d+)?$'
 const NUMERIC = new RegExp(NUMERIC_TEXT)
