@@ -27,7 +27,10 @@ import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
  *   5. sustained: rotations back to back for BENCH_BASELINE_S seconds, the orders page read meanwhile (a p99
  *      of as many reads as the baseline's);
  *   6. the limit: the rotation's writes as bare SQL on the bench's connection, the orders page read meanwhile
- *      (what the database's share of a sync costs the reads).
+ *      (what the database's share of a sync costs the reads);
+ *   7. with BENCH_COMPARE_ROOT=<another checkout>: that checkout's server started on the same database too,
+ *      and BENCH_COMPARE_CYCLES (3) cycles of [alone, sustained] on this checkout's server, then on that one:
+ *      before and after in one process, on one seed, interleaved so that the machine's drift falls on both.
  *
  * Quick run: BENCH_BACKGROUND_ORDERS=100000 npm run bench:references
  */
@@ -36,6 +39,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const BACKGROUND = numberKnob('BENCH_BACKGROUND_ORDERS', 1_700_000, { min: 1, integer: true })
 const ROWS = numberKnob('BENCH_REFERENCE_ROWS', 100_000, { min: 1, integer: true })
 const BASELINE_S = numberKnob('BENCH_BASELINE_S', 10, { above: 0 })
+const COMPARE_ROOT = process.env.BENCH_COMPARE_ROOT
+const COMPARE_CYCLES = numberKnob('BENCH_COMPARE_CYCLES', 3, { min: 1, integer: true })
 const SELLER = 1
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
@@ -60,15 +65,17 @@ function resetPeak (pid: number): void {
   try { fs.writeFileSync(`/proc/${pid}/clear_refs`, '5') } catch { /* not resettable: the peak is since start */ }
 }
 
-async function startServer (databaseUrl: string): Promise<{ child: ChildProcess, base: string, command: string }> {
+async function startServer (
+  databaseUrl: string, root = ROOT
+): Promise<{ child: ChildProcess, base: string, command: string }> {
   const port = await freePort()
-  const start = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string
+  const start = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start as string
   const [command, ...args] = start.split(/\s+/)
   if (command !== 'node') throw new Error(`expected the start script to run node, got: ${start}`)
   // BENCH_CPU_PROF=DIR: the server writes a V8 CPU profile there when it exits (where its time went).
   if (process.env.BENCH_CPU_PROF) args.unshift('--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`)
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd: root,
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
@@ -124,6 +131,7 @@ async function main (): Promise<void> {
   const { database } = bench
   const { sql } = database
   let child: ChildProcess | undefined
+  let other: ChildProcess | undefined
   try {
     const [pgVersion] = await sql`select current_setting('server_version') as v`
     let t0 = performance.now()
@@ -180,8 +188,8 @@ async function main (): Promise<void> {
     }
     const results: Result[] = []
     type Answer = { status: number, json: { data: Record<string, unknown> } }
-    const putReferences = async (payload: Buffer): Promise<Answer> => {
-      const res = await fetch(`${server.base}${REFERENCES_SYNC_PATH}`, {
+    const putReferences = async (payload: Buffer, base = server.base): Promise<Answer> => {
+      const res = await fetch(`${base}${REFERENCES_SYNC_PATH}`, {
         method: 'PUT', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: payload
       })
       return { status: res.status, json: await res.json() as { data: Record<string, unknown> } }
@@ -204,32 +212,35 @@ async function main (): Promise<void> {
         `${reads.length} orders reads meanwhile p99 ${percentile(reads, 0.99).toFixed(1)} ms; ${JSON.stringify(data)}`)
     }
 
-    // Sustained: rotations back to back (each moves every sync ID one further) for BENCH_BASELINE_S seconds,
-    // the orders page read meanwhile as long as the baseline was: a p99 of as many reads as the baseline's,
-    // where a single sync holds only the 7–30 reads it overlaps (their p99 is their slowest). The bodies
-    // are written beforehand, so that the bench's own event loop is not busy with them meanwhile.
+    // Sustained: rotations back to back for BENCH_BASELINE_S seconds, the orders page read meanwhile as
+    // long as the baseline was: a p99 of as many reads as the baseline's, where a single sync holds only
+    // the 7–30 reads it overlaps (their p99 is their slowest). Two bodies, written beforehand (the bench's
+    // own event loop is not busy with them meanwhile), sent in turn: from either one's state the other
+    // moves every sync ID.
     const rotated = (shift: number) => Buffer.from(JSON.stringify(records.map((r, i) => ({
       type: r.type, id: r.id, syncId: `${r.type}-${(position[i] + shift) % size.get(r.type)!}`
     }))))
-    const payloads = Array.from({ length: Math.ceil(BASELINE_S) + 4 }, (_, k) => rotated(k + 2))
-    let sustainedSyncs = 0
-    t0 = performance.now()
-    const sustained = (async () => {
-      for (const payload of payloads) {
-        if (performance.now() - t0 >= BASELINE_S * 1000) break
-        const { status, json } = await putReferences(payload)
-        if (status !== 200 || json.data.updated !== records.length) {
-          throw new Error(`sustained sync answered ${status}: ${JSON.stringify(json).slice(0, 400)}`)
+    const sustain = async (base: string, payloads: Buffer[]) => {
+      let syncs = 0
+      const started = performance.now()
+      const work = (async () => {
+        while (performance.now() - started < BASELINE_S * 1000) {
+          const { status, json } = await putReferences(payloads[syncs % payloads.length], base)
+          if (status !== 200 || json.data.updated !== records.length) {
+            throw new Error(`sustained sync answered ${status}: ${JSON.stringify(json).slice(0, 400)}`)
+          }
+          syncs++
         }
-        sustainedSyncs++
-      }
-    })()
-    const [, sustainedReads] = await Promise.all([sustained, readLoop(server.base, token, pages, sustained)])
-    const sustainedMs = performance.now() - t0
+      })()
+      const [, reads] = await Promise.all([work, readLoop(base, token, pages, work)])
+      return { syncs, ms: performance.now() - started, reads }
+    }
+    const sustained = await sustain(server.base, [rotated(2), rotated(3)])
+    const { syncs: sustainedSyncs, ms: sustainedMs, reads: sustainedReads } = sustained
     const sustainedRows = sustainedSyncs * records.length
     log(`sustained: ${sustainedSyncs} rotations in ${(sustainedMs / 1000).toFixed(1)} s, ${fmt(sustainedRows / (sustainedMs / 1000))} rows/s, ` +
       `${sustainedReads.length} orders reads meanwhile p50 ${percentile(sustainedReads, 0.5).toFixed(1)} ms, p99 ${percentile(sustainedReads, 0.99).toFixed(1)} ms`)
-    const lastShift = sustainedSyncs + 1
+    const lastShift = sustainedSyncs % 2 === 1 ? 2 : 3
 
     // The limit: the rotation's writes alone, as bare SQL on the bench's own connection (no HTTP, no
     // parsing, no reads, no decision, no idempotency): one UPDATE per type, the unique checks deferred, one
@@ -263,6 +274,37 @@ async function main (): Promise<void> {
     log(`limit, the rotation's writes as bare SQL: ${(limitMs / 1000).toFixed(2)} s, ${fmt(records.length / (limitMs / 1000))} rows/s, ` +
       `${limitReads.length} orders reads meanwhile p99 ${percentile(limitReads, 0.99).toFixed(1)} ms`)
 
+    // Before and after: another checkout's server on the same database, the two measured in turn.
+    type Pool = { reads: number[], rows: number, ms: number }
+    const compared = new Map<string, Pool>()
+    if (COMPARE_ROOT) {
+      const started = await startServer(bench.url, COMPARE_ROOT)
+      other = started.child
+      await readLoop(started.base, token, pages, sleep(2000))
+      const bodies = [rotated(lastShift + 2), rotated(lastShift + 3)]
+      const servers = [['this checkout', server.base], [COMPARE_ROOT, started.base]] as const
+      const pool = (name: string) => {
+        const found = compared.get(name) ?? { reads: [], rows: 0, ms: 0 }
+        compared.set(name, found)
+        return found
+      }
+      for (let cycle = 1; cycle <= COMPARE_CYCLES; cycle++) {
+        for (const [label, base] of servers) {
+          const alone = await readLoop(base, token, pages, sleep(BASELINE_S * 1000))
+          pool(`${label}: alone`).reads.push(...alone)
+          const run = await sustain(base, bodies)
+          const into = pool(`${label}: sustained`)
+          into.reads.push(...run.reads)
+          into.rows += run.syncs * records.length
+          into.ms += run.ms
+          // Each body moves every sync ID from the other's state: an odd number of syncs swaps their order.
+          if (run.syncs % 2 === 1) bodies.reverse()
+          log(`compare, cycle ${cycle}, ${label}: alone p99 ${percentile(alone.sort((a, b) => a - b), 0.99).toFixed(1)} ms; ` +
+            `sustained ${run.syncs} rotations, p99 ${percentile(run.reads.sort((a, b) => a - b), 0.99).toFixed(1)} ms`)
+        }
+      }
+    }
+
     console.log(`\nMachine: ${machineLine()}; PostgreSQL ${pgVersion.v as string}${process.env.BENCH_DATABASE_URL ? ' (BENCH_DATABASE_URL)' : ' (embedded)'}`)
     console.log(`Server: \`${server.command}\`; ${fmt(BACKGROUND)} background orders (seller ${SELLER}: ${fmt(orders.n)}), ${fmt(records.length)} rows in one request (${(body(1).length / 2 ** 20).toFixed(1)} MiB)\n`)
     console.log('| phase | wall (s) | rows/s | server peak RSS (MB) | orders page reads | p50 (ms) | p99 (ms) | answer |')
@@ -278,10 +320,25 @@ async function main (): Promise<void> {
     console.log(`| limit: the rotation's writes alone (bare SQL, one UPDATE per type) | ${(limitMs / 1000).toFixed(2)} | ` +
       `${fmt(records.length / (limitMs / 1000))} | | ${limitReads.length} | ${percentile(limitReads, 0.5).toFixed(1)} | ` +
       `${percentile(limitReads, 0.99).toFixed(1)} | |`)
+    if (compared.size > 0) {
+      console.log(`\nBefore and after (BENCH_COMPARE_ROOT), ${COMPARE_CYCLES} cycles of ${BASELINE_S} s alone and ${BASELINE_S} s of rotations back to back per server, pooled:\n`)
+      console.log('| server | phase | rows/s | orders page reads | p50 (ms) | p99 (ms) | p99 / alone |')
+      console.log('|---|---|---|---|---|---|---|')
+      for (const [name, { reads, rows, ms }] of compared) {
+        const [label, phase] = name.split(': ')
+        reads.sort((a, b) => a - b)
+        const alone = [...compared.get(`${label}: alone`)!.reads].sort((a, b) => a - b)
+        const ratio = phase === 'sustained' ? `${((percentile(reads, 0.99) / percentile(alone, 0.99) - 1) * 100).toFixed(0)} %` : ''
+        console.log(`| ${label} | ${phase} | ${rows > 0 ? fmt(rows / (ms / 1000)) : ''} | ${reads.length} | ` +
+          `${percentile(reads, 0.5).toFixed(1)} | ${percentile(reads, 0.99).toFixed(1)} | ${ratio} |`)
+      }
+    }
   } finally {
-    if (child && child.exitCode === null) {
-      child.kill('SIGTERM')
-      await new Promise((resolve) => child!.once('exit', resolve))
+    for (const process of [child, other]) {
+      if (process && process.exitCode === null) {
+        process.kill('SIGTERM')
+        await new Promise((resolve) => process.once('exit', resolve))
+      }
     }
     await bench.dispose()
   }

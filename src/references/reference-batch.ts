@@ -73,9 +73,3 @@ export class ReferenceBatchBuilder {
     return { received: this.received, rows: this.rows, errors: this.errors }
   }
 }
-
-export function prepareReferenceBatch (records: Iterable<unknown>): ReferenceBatch {
-  const builder = new ReferenceBatchBuilder()
-  for (const record of records) builder.add(record)
-  return builder.finish()
-}
