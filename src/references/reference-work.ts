@@ -41,9 +41,8 @@ export interface TypeOutcome {
   clear: string[]
   /** Pairs of int[] and text[] literals: records and their new sync IDs, WRITE_CHUNK a statement. */
   set: Array<{ ids: string, syncIds: string }>
-  /** text[] literal of the sync IDs that no record of the type held before and one holds now. */
-  newlyMatched: string
-  newlyMatchedCount: number
+  /** text[] literal of the sync IDs that no record of the type held before and one holds now; none: absent. */
+  newlyMatched?: string
 }
 
 /** What the sync's transaction asks of the work (here, or through the references thread). */
@@ -117,8 +116,7 @@ export class ReferenceWork implements ReferenceDecider {
       unchanged,
       clear,
       set,
-      newlyMatched: await textArrayLiteral(newlyMatched),
-      newlyMatchedCount: newlyMatched.length
+      newlyMatched: newlyMatched.length > 0 ? await textArrayLiteral(newlyMatched) : undefined
     }
   }
 }

@@ -74,10 +74,7 @@ export async function applyReferences (tx: Tx, sellerId: number, work: Reference
     await Promise.allSettled([...reads, ...writes])
   }
   await Promise.all(writes)
-  const newly = (type: ReferenceType) => {
-    const outcome = outcomes.get(type)
-    return outcome !== undefined && outcome.newlyMatchedCount > 0 ? outcome.newlyMatched : undefined
-  }
+  const newly = (type: ReferenceType) => outcomes.get(type)?.newlyMatched
   const matched = await countMatchedShipments(tx, sellerId,
     { retailers: newly('RETAILER'), shops: newly('SHOP'), offers: newly('OFFER') })
 
