@@ -9,7 +9,7 @@ import { notifyTask } from './effects/tasks/notify.js'
 import { processRefundTask } from './effects/tasks/process-refund.js'
 import { createTransports } from './effects/transports/factory.js'
 import { startSupervisedWorker, type EffectsWorker } from './effects/worker.js'
-import { pruneEvents, pruneWebhookLog } from './events/prune-events.js'
+import { pruneContentChanges, pruneEvents, pruneWebhookLog } from './events/prune-events.js'
 import { purgeExpiredIdempotencyKeys } from './idempotency/idempotency-key.js'
 import { autoRejectOrder } from './status-update/auto-reject.js'
 import { WebhookDeliverer } from './webhooks/deliverer.js'
@@ -45,6 +45,8 @@ export function effectsTasks (config: Config, database: Database, logger: Logger
       if (pruned > 0) logger.info({ pruned, retentionDays: config.EVENT_RETENTION_DAYS }, 'events past their retention removed')
       const webhookRows = await pruneWebhookLog(database.db, config.EVENT_RETENTION_DAYS)
       if (webhookRows > 0) logger.info({ webhookRows }, 'webhook deliveries and attempts past the retention removed')
+      const changes = await pruneContentChanges(database.db)
+      if (changes > 0) logger.info({ changes }, 'content changes no base needs removed')
     }
   }
   return {

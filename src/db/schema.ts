@@ -395,6 +395,10 @@ export const eventType = pgEnum('event_type', [
 ])
 export type EventType = (typeof eventType.enumValues)[number]
 
+/** A transaction id (64 bits: never wraps) and a snapshot (which transactions it sees), PostgreSQL's own. */
+const xid8 = customType<{ data: string, driverData: string }>({ dataType: () => 'xid8' })
+const pgSnapshot = customType<{ data: string, driverData: string }>({ dataType: () => 'pg_snapshot' })
+
 /**
  * Each seller's last event sequence. The row is incremented (UPDATE … RETURNING, through an upsert) as the
  * last statement of every transaction that records events, so its row lock is held only until that
@@ -441,12 +445,56 @@ export const sellerEvents = pgTable('seller_events', {
    * sampled: each delivery attempt's span links to it (webhooks/deliverer.ts). Null with tracing off or
    * the span unsampled. Internal: neither the feed nor a webhook body carries it.
    */
-  traceparent: text('traceparent')
+  traceparent: text('traceparent'),
+  /**
+   * An event whose order_json was built (a base): the snapshot of the statement that built it and the id of
+   * its transaction. A later status event of the order may then store only what a status change changes
+   * (below) and point at it, when content_changes shows that nothing else the order's JSON shows changed
+   * since (src/events/record-events.ts). Null on every other event.
+   */
+  contentSnapshot: pgSnapshot('content_snapshot'),
+  contentXid: xid8('content_xid'),
+  /**
+   * A small status event: order_json null, the order's JSON being its base's (this seller's event of that
+   * sequence) with its status, isActionable and updatedAt replaced by these (src/events/event-order-text.ts).
+   */
+  baseSequence: bigint('base_sequence', { mode: 'number' }),
+  orderStatus: orderStatus('order_status'),
+  orderIsActionable: boolean('order_is_actionable'),
+  orderUpdatedAt: timestamp('order_updated_at', { withTimezone: true })
 }, (t) => [
   primaryKey({ columns: [t.sellerId, t.sequence] }),
   // Retention prunes by age: a BRIN index is a few pages for the whole log and costs a write next to nothing.
-  index('seller_events_occurred_brin').using('brin', t.occurredAt)
+  index('seller_events_occurred_brin').using('brin', t.occurredAt),
+  // A status event's base: the order's newest event with a built JSON.
+  index('seller_events_base_idx').on(t.orderId, t.sequence).where(sql`${t.contentSnapshot} is not null`),
+  // The small events of a base that retention removes (prune-events.ts writes them in full first).
+  index('seller_events_small_idx').on(t.sellerId, t.baseSequence).where(sql`${t.baseSequence} is not null`)
 ])
+
+/**
+ * What changed, by whom (the transaction's id), of what an order's JSON shows other than its status: one row
+ * per transaction, seller (0: shared records, every seller's orders) and order (0: any of the seller's
+ * orders). Written by statement-level triggers on every table the order JSON reads (drizzle/0018), so no
+ * write path can forget it and no lock is taken; read by the event log to know whether a status event may
+ * reuse its order's last built JSON. Pruned below content_change_horizon.
+ */
+export const contentChanges = pgTable('content_changes', {
+  sellerId: integer('seller_id').notNull(),
+  orderId: bigint('order_id', { mode: 'number' }).notNull(),
+  xid: xid8('xid').notNull()
+}, (t) => [primaryKey({ columns: [t.sellerId, t.xid, t.orderId] })])
+
+/**
+ * One row: content_changes below `horizon` are gone, so a base built with a snapshot whose xmin is below it
+ * cannot be proven unchanged and is not used. `marks` are the xmins the hourly prune saw, with their time:
+ * the horizon moves to the newest one older than a day.
+ */
+export const contentChangeHorizon = pgTable('content_change_horizon', {
+  id: boolean('id').primaryKey().default(true),
+  horizon: xid8('horizon').notNull(),
+  marks: jsonb('marks').notNull().default(sql`'[]'::jsonb`)
+}, (t) => [check('content_change_horizon_one_row', sql`${t.id}`)])
 
 /** Raw bytes (an endpoint's encrypted secret). */
 const bytea = customType<{ data: Buffer, driverData: Buffer }>({ dataType: () => 'bytea' })

@@ -10,6 +10,7 @@ import { FULL_ORDER_LIST_PATHS, FULL_ORDER } from '../orders/order-json.js'
 import { MAX_LIMIT } from '../paging/page-window.js'
 import type { EventListFilter } from './event-list-input.js'
 import { EVENT, type EventView } from './event-model.js'
+import { eventOrderListLengths, eventOrderText } from './event-order-text.js'
 import { EventFeedText } from './texts.js'
 
 /*
@@ -19,8 +20,9 @@ import { EventFeedText } from './texts.js'
  * read now holds every event up to its last one: a reader that continues after `endCursor` misses nothing.
  *
  * An event's order was written when the event was recorded, with the full selection of spec 2.1–2.7
- * (orders/order-json.ts FULL_ORDER: the JSON the orders read answers its full document with), so the
- * statement splices that text when the query selects exactly that, in that order (as the contract's
+ * (orders/order-json.ts FULL_ORDER: the JSON the orders read answers its full document with; a small status
+ * event, its base's with its own status, isActionable and updatedAt, event-order-text.ts), so the statement
+ * splices that text when the query selects exactly that, in that order (as the contract's
  * OrderFull fragment and @order-exchange/client do); any other selection of it is answered by the standard
  * execution, which reads the stored order and lets graphql-js pick (PlanNotCovered below).
  *
@@ -36,7 +38,7 @@ const FULL_ORDER_KEY = JSON.stringify(FULL_ORDER)
 /** The `nodes` of one sub-selection: the page's events, in sequence order. */
 function nodesText (entries: JsonEntry[]): SQL {
   const node = planObject(entries, 'Event', scalarTexts(EVENT, 'p'), (field, sub) => {
-    if (field === 'order' && JSON.stringify(sub) === FULL_ORDER_KEY) return sql.raw('coalesce(p.order_json, \'null\')')
+    if (field === 'order' && JSON.stringify(sub) === FULL_ORDER_KEY) return eventOrderText('p')
     throw new PlanNotCovered(`Event.${field}`)
   })
   return sql`(select ${arrayAggText(node, sql.raw('p.sequence'))} from picked p)`
@@ -65,10 +67,10 @@ function selectsOrder (entries: JsonEntry[]): boolean {
 
 /** The lengths of the page's lists, by path, for the GraphQL cost's bill (the orders' as stored with each event). */
 function listLengthsText (entries: JsonEntry[]): SQL {
-  const counted = [sql.raw('\'nodes\', (select count(*) from picked)')]
+  const counted: SQL[] = [sql.raw('\'nodes\', (select count(*) from picked)')]
   if (selectsOrder(entries)) {
-    FULL_ORDER_LIST_PATHS.forEach((path, i) => counted.push(
-      sql.raw(`'nodes/order/${path}', (select coalesce(sum(order_list_lengths[${i + 1}]), 0) from picked)`)))
+    FULL_ORDER_LIST_PATHS.forEach((path, i) => counted.push(sql`${sql.raw(`'nodes/order/${path}'`)},
+      (select coalesce(sum((${eventOrderListLengths('p')})[${sql.raw(String(i + 1))}]), 0) from picked p)`))
   }
   return sql`json_build_object(${sql.join(counted, sql`, `)})::text`
 }

@@ -30,6 +30,10 @@ import type { OrderEventType } from './event-types.js'
  * Everything is one statement per transaction, whatever the number of events: the counters, and the
  * events with their orders' JSON, written by PostgreSQL from the same read model the orders query uses
  * (orders/order-json.ts, every field of every object), as the transaction sees the order at that point.
+ * A status change of an order whose last built event still shows everything else as it is stores less: its
+ * order's status, isActionable and updatedAt and that event's sequence (SMALL_EVENTS below); building the
+ * ~3.5 KB JSON again was a quarter to a third of a status change's cost (bench/README "Event log"). Readers
+ * write it over the base's text (event-order-text.ts), so every reader gets the same bytes either way.
  *
  * Each event keeps the traceparent of the span recording it when that span is sampled (tracing.ts), so
  * that its webhook deliveries, sent later by another process, link back to the request or job that
@@ -139,22 +143,64 @@ export function numberedEventsCtes (events: readonly OrderEvent[]): SQL {
     )`
 }
 
-/** The one statement that records `events` (at least one), each with `traceparent` (see above). */
+/**
+ * Which of the events `e` may be small (record the order's status, isActionable and updatedAt, and point at
+ * a base), by `e.n`: a status change of an order whose newest built event (its base) shows everything else
+ * as it is now. That holds when no change recorded in content_changes (drizzle/0018: every table the order's
+ * JSON reads, by triggers) for the order, its seller or every seller (0) is visible to this statement but
+ * was not to the statement that built the base: its snapshot, and its own transaction. Changes below the
+ * horizon are pruned, so a base whose snapshot may not have seen one of them is not used. A change not yet
+ * committed is seen by neither this statement nor its full JSON, so the answer is the same as building it.
+ */
+const SMALL_EVENTS = sql.raw(`base as materialized (
+      select e.n, e.seller_id, e.order_id, b.sequence, b.content_snapshot as snapshot, b.content_xid as xid
+      from e cross join lateral (
+        select b.sequence, b.content_snapshot, b.content_xid from seller_events b
+        where b.order_id = e.order_id and b.seller_id = e.seller_id and b.content_snapshot is not null
+        order by b.sequence desc limit 1) b
+      where e.type <> 'order.placed'
+    ), recent as materialized (
+      select c.seller_id, c.order_id, c.xid from content_changes c
+      where c.seller_id in (select seller_id from counted union all select 0)
+        and c.xid >= (select min(pg_snapshot_xmin(snapshot)) from base)
+    ), small as materialized (
+      select base.n, base.sequence from base
+      where pg_snapshot_xmin(base.snapshot) >= (select horizon from content_change_horizon)
+        and not exists (select 1 from recent c
+          where c.seller_id in (base.seller_id, 0) and c.order_id in (0, base.order_id)
+            and c.xid >= pg_snapshot_xmin(base.snapshot) and c.xid <> base.xid
+            and not pg_visible_in_snapshot(c.xid, base.snapshot))
+    )`)
+
+/**
+ * The one statement that records `events` (at least one), each with `traceparent` (see above): the small
+ * ones (SMALL_EVENTS) with their base, the others with their order's JSON built, the snapshot it was built
+ * in and the transaction's id (a base for the next).
+ */
 export function recordEventsStatement (events: readonly OrderEvent[], traceparent: string | null): SQL {
   const order = fullOrderParts(EVENT_ORDER_SCALARS)
+  const numbered = sql`e.seller_id, b.last_sequence - c.n + e.rank, e.type::event_type, e.order_id, e.store_id,
+      e.previous_status::order_status, e.reason`
+  const joined = sql`e join counted c on c.seller_id = e.seller_id join bumped b on b.seller_id = e.seller_id
+      join orders o on o.id = e.order_id`
   // The event's time is read after the counter's lock was granted (the rows join the upsert's), so times
   // never go back along a sequence.
   return sql`
-    with ${numberedEventsCtes(events)}, picked as materialized (
-      select distinct order_id as id from e
-    ) ${order.ctes}
-    insert into seller_events (seller_id, sequence, type, order_id, store_id, previous_status, reason, order_json,
-      order_list_lengths, occurred_at, traceparent)
-    select e.seller_id, b.last_sequence - c.n + e.rank,
-      e.type::event_type, e.order_id, e.store_id, e.previous_status::order_status, e.reason, ${order.text},
-      ${order.lengths}, clock_timestamp(), ${traceparent}::text
-    from e join counted c on c.seller_id = e.seller_id join bumped b on b.seller_id = e.seller_id
-      join orders o on o.id = e.order_id ${order.joins}`
+    with ${numberedEventsCtes(events)}, ${SMALL_EVENTS}, picked as materialized (
+      select distinct order_id as id from e where e.n not in (select n from small)
+    ) ${order.ctes}, built as (
+      insert into seller_events (seller_id, sequence, type, order_id, store_id, previous_status, reason, order_json,
+        order_list_lengths, occurred_at, traceparent, content_snapshot, content_xid)
+      select ${numbered}, ${order.text}, ${order.lengths}, clock_timestamp(), ${traceparent}::text,
+        pg_current_snapshot(), pg_current_xact_id()
+      from ${joined} ${order.joins}
+      where e.n not in (select n from small)
+    )
+    insert into seller_events (seller_id, sequence, type, order_id, store_id, previous_status, reason,
+      occurred_at, traceparent, base_sequence, order_status, order_is_actionable, order_updated_at)
+    select ${numbered}, clock_timestamp(), ${traceparent}::text, s.sequence, e.status::order_status, e.is_actionable,
+      o.updated_at
+    from ${joined} join small s on s.n = e.n`
 }
 
 /** An event of no order (webhook.test, webhook.endpoint_disabled): the seller's, whatever its stores. */

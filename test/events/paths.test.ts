@@ -1,9 +1,7 @@
 import t from 'tap'
-import { print } from 'graphql'
-import { eventLogProblems, eventMarket, orderRow, type EventMarket, type FeedEvent } from '../helpers/events.js'
+import { eventLogProblems, eventMarket, orderRow, ordersRead, type EventMarket, type FeedEvent } from '../helpers/events.js'
 import { startTestWorker, waitFor } from '../helpers/effects.js'
 import { seedDemo } from '../helpers/fixtures.js'
-import { OrdersDocument } from '../../src/graphql/generated/operations.js'
 import { PLATFORM_ORDERS_PATH } from '../../src/routes/rest-contract.js'
 import { AUTO_REJECT_REASON } from '../../src/status-update/texts.js'
 import { testDatabase } from '../helpers/build.js'
@@ -14,17 +12,6 @@ import { testDatabase } from '../helpers/build.js'
  * update, the auto-rejection. Each event carries the order as the orders read shows it at that moment,
  * and nothing that did not change an order records one.
  */
-
-const ORDERS_QUERY = print(OrdersDocument)
-
-/** The seller's orders as the orders read answers its full document, by orderId, each node's JSON text. */
-async function ordersRead (m: EventMarket, token: string): Promise<Map<string, string>> {
-  const res = await m.app.inject({
-    method: 'POST', url: '/v2/graphql', headers: { authorization: `Bearer ${token}` }, payload: { query: ORDERS_QUERY, variables: { input: { limit: 100 } } }
-  })
-  const nodes = res.json().data.orders.nodes as Array<{ orderId: string }>
-  return new Map(nodes.map((n) => [n.orderId, JSON.stringify(n)]))
-}
 
 /** The parts of events a test compares (order: its id and status). */
 const brief = (e: FeedEvent) => ({

@@ -5,7 +5,7 @@ import { print } from 'graphql'
 import { build, type TestContext } from './build.js'
 import { credential, platformKey } from './fixtures.js'
 import { LINKS, PLACED_AT, SHOPS, offersOf, setupMarket, storesOf, type Caller } from './platform-market.js'
-import { EventsDocument } from '../../src/graphql/generated/operations.js'
+import { EventsDocument, OrdersDocument } from '../../src/graphql/generated/operations.js'
 import { PLATFORM_ORDER_STATUS_PATH, PLATFORM_ORDERS_PATH, STATUS_UPDATE_PATH } from '../../src/routes/rest-contract.js'
 import { EVENT_STATUS } from '../../src/effects/jobs.js'
 import { placementRow } from '../../src/platform/placement-row.js'
@@ -17,6 +17,7 @@ import { placementRow } from '../../src/platform/placement-row.js'
  */
 
 export const EVENTS_QUERY = print(EventsDocument)
+const ORDERS_QUERY = print(OrdersDocument)
 
 export interface FeedEvent {
   id: string
@@ -138,6 +139,15 @@ export async function eventMarket (t: Test, env: Record<string, string> = {}): P
   }
 }
 
+/** The seller's orders as the orders read answers its full document, by orderId, each node's JSON text. */
+export async function ordersRead (m: EventMarket, token: string): Promise<Map<string, string>> {
+  const res = await m.app.inject({
+    method: 'POST', url: '/v2/graphql', headers: { authorization: `Bearer ${token}` }, payload: { query: ORDERS_QUERY, variables: { input: { limit: 100 } } }
+  })
+  const nodes = res.json().data.orders.nodes as Array<{ orderId: string }>
+  return new Map(nodes.map((n) => [n.orderId, JSON.stringify(n)]))
+}
+
 /**
  * What must hold of the event log at any moment, whatever ran: every status change (placements included,
  * the seed's history excepted) has exactly one event and every event its change, each seller's sequences are
@@ -163,7 +173,12 @@ export async function eventLogProblems (sql: postgres.Sql): Promise<string[]> {
       left join seller_event_counters c on c.seller_id = s.seller_id
       where s.n <> s.d or s.lo <> 1 or s.hi <> s.n or c.last_sequence is distinct from s.hi) as sequences,
     (select coalesce(json_agg(e.sequence), '[]') from seller_events e join status_of s on s.type = e.type::text
-      where (e.order_json::json->>'orderStatus') is distinct from s.status) as order_statuses`
+      where (case when e.base_sequence is null then e.order_json::json->>'orderStatus' else e.order_status::text end)
+        is distinct from s.status) as order_statuses,
+    (select coalesce(json_agg(e.sequence), '[]') from seller_events e
+      left join seller_events b on b.seller_id = e.seller_id and b.sequence = e.base_sequence
+      where e.base_sequence is not null and (b.order_json is null or b.order_id <> e.order_id or b.sequence >= e.sequence
+        or e.order_json is not null or e.order_updated_at is null or e.order_is_actionable is null)) as small_without_base`
   const problems: string[] = []
   for (const [name, found] of Object.entries(row)) {
     if ((found as unknown[]).length > 0) problems.push(`${name}: ${JSON.stringify(found).slice(0, 500)}`)
