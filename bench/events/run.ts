@@ -153,6 +153,10 @@ async function main (): Promise<void> {
       if (outcome.failed !== 0) throw new Error(`status update: ${JSON.stringify(outcome.errors.slice(0, 3))}`)
     }))
 
+    const [kinds] = await sql`select count(*) filter (where base_sequence is not null)::int as small, count(*)::int as n
+      from seller_events where seller_id = ${SELLER} and type <> 'order.placed'`
+    log(`status events: ${kinds.small} of ${kinds.n} stored small (their order's status, isActionable and updatedAt over a base)`)
+
     // 3. Reads: the feed's page of 100 events with full orders against the orders page of 100.
     const [{ events, last }] = await sql`select count(*)::int as events, max(sequence)::int as last from seller_events where seller_id = ${SELLER}`
     log(`reads: seller ${SELLER}'s log holds ${events} events; ${ROUNDS} rounds of ${DURATION} s, ${CONCURRENCY} loops`)
