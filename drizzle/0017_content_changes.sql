@@ -14,6 +14,7 @@ CREATE TABLE "content_changes" (
 --> statement-breakpoint
 ALTER TABLE "seller_events" ADD COLUMN "content_snapshot" "pg_snapshot";--> statement-breakpoint
 ALTER TABLE "seller_events" ADD COLUMN "content_xid" "xid8";--> statement-breakpoint
+ALTER TABLE "seller_events" ADD COLUMN "order_shape" integer;--> statement-breakpoint
 ALTER TABLE "seller_events" ADD COLUMN "base_sequence" bigint;--> statement-breakpoint
 ALTER TABLE "seller_events" ADD COLUMN "order_status" "order_status";--> statement-breakpoint
 ALTER TABLE "seller_events" ADD COLUMN "order_is_actionable" boolean;--> statement-breakpoint

@@ -130,32 +130,39 @@ CREATE TRIGGER orders_content_delete AFTER DELETE ON orders FOR EACH ROW EXECUTE
 -- Nothing was recorded before this migration, and no event before it is a base (content_snapshot null).
 INSERT INTO content_change_horizon (horizon) VALUES (pg_current_xact_id());
 --> statement-breakpoint
--- A stored JSON text with some values replaced, in order: for each i, what lies between the end of
--- markers[2i-1] and the start of the next markers[2i] after it (null: the text's last character) becomes
--- vals[i]. The event log's small status events are read through it (src/events/event-order-text.ts): their
--- base's order with its status, isActionable and updatedAt. Raises rather than guess if a marker is missing.
-CREATE FUNCTION json_text_values_replaced(j text, markers text[], vals text[]) RETURNS text
+-- A stored JSON text with some values replaced, in order: for each i, the value that follows the next
+-- keys[i] (a key as written, `,"name":`) becomes vals[i]. A value is a JSON string with no escape in it, or a
+-- literal (true, false, null, a number) that ends at the next `,` or `}`. The event log's small status events
+-- are read through it (src/events/event-order-text.ts): their base's order with its status, isActionable
+-- and updatedAt. Raises rather than guess if a key is missing or a value is not of that kind.
+CREATE FUNCTION json_text_values_replaced(j text, keys text[], vals text[]) RETURNS text
   LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
 DECLARE
   done text := '';
   rest int := 1;
   val int;
   k int;
+  len int;
 BEGIN
-  FOR i IN 1 .. coalesce(array_length(vals, 1), 0) LOOP
-    k := strpos(substr(j, rest), markers[2 * i - 1]);
+  FOR i IN 1 .. coalesce(array_length(keys, 1), 0) LOOP
+    k := strpos(substr(j, rest), keys[i]);
     IF k = 0 OR vals[i] IS NULL THEN
-      RAISE EXCEPTION 'json_text_values_replaced: no % in the text, or no value for it', markers[2 * i - 1];
+      RAISE EXCEPTION 'json_text_values_replaced: no % in the text, or no value for it', keys[i];
     END IF;
-    val := rest + k - 1 + length(markers[2 * i - 1]);
-    done := done || substr(j, rest, val - rest) || vals[i];
-    IF markers[2 * i] IS NULL THEN
-      rest := length(j);
+    val := rest + k - 1 + length(keys[i]);
+    IF substr(j, val, 1) = '"' THEN
+      len := strpos(substr(j, val + 1), '"') + 1;
+      IF len = 1 OR strpos(substr(j, val, len), '\') > 0 THEN
+        RAISE EXCEPTION 'json_text_values_replaced: the value of % is not a plain string', keys[i];
+      END IF;
     ELSE
-      k := strpos(substr(j, val), markers[2 * i]);
-      IF k = 0 THEN RAISE EXCEPTION 'json_text_values_replaced: no % after %', markers[2 * i], markers[2 * i - 1]; END IF;
-      rest := val + k - 1;
+      len := least(nullif(strpos(substr(j, val), ','), 0), nullif(strpos(substr(j, val), '}'), 0)) - 1;
+      IF len IS NULL OR len < 1 THEN
+        RAISE EXCEPTION 'json_text_values_replaced: the value of % does not end', keys[i];
+      END IF;
     END IF;
+    done := done || substr(j, rest, val - rest) || vals[i];
+    rest := val + len;
   END LOOP;
   RETURN done || substr(j, rest);
 END $$;

@@ -455,6 +455,11 @@ export const sellerEvents = pgTable('seller_events', {
   contentSnapshot: pgSnapshot('content_snapshot'),
   contentXid: xid8('content_xid'),
   /**
+   * Which FULL_ORDER its order_json was built with (events/event-order-text.ts ORDER_SHAPE): a release that
+   * changes the order's selection does not build small events on bases of the old one.
+   */
+  orderShape: integer('order_shape'),
+  /**
    * A small status event: order_json null, the order's JSON being its base's (this seller's event of that
    * sequence) with its status, isActionable and updatedAt replaced by these (src/events/event-order-text.ts).
    */

@@ -9,12 +9,13 @@ import { ORDER } from '../orders/order-model.js'
  * change changes — the order's status, isActionable and updatedAt — and the sequence of that base event.
  * Its JSON is then the base's text with those three values written over, by the same field texts the read
  * model writes them with (order-model.ts), so that it is byte for byte what building it would have written.
- * The values are found between their key and the next key of FULL_ORDER (both known from FULL_ORDER, not
- * from the text): a key cannot occur unescaped inside a JSON string, and FULL_ORDER's nested objects,
- * written before isActionable and updatedAt, have no field of those names (checked below, at load).
+ * Each value is found after its key (`,"orderStatus":`): a key cannot occur unescaped inside a JSON string,
+ * and FULL_ORDER's nested objects, written before isActionable and updatedAt, have no field of those names
+ * (checked below, at load). A base is used only if it was built with this FULL_ORDER (ORDER_SHAPE): a
+ * release that changes the selection builds its events again.
  */
 
-/** The fields of an order a status event stores itself, in FULL_ORDER's order; updatedAt is its last. */
+/** The fields of an order a status event stores itself, in FULL_ORDER's order. */
 const OWN = ['orderStatus', 'isActionable', 'updatedAt'] as const
 
 /** The names of every field FULL_ORDER writes inside the order's nested objects. */
@@ -27,21 +28,27 @@ function nestedNames (entries = FULL_ORDER, depth = 0): Set<string> {
   return names
 }
 
-/** Pairs of markers around each OWN value, as json_text_values_replaced (drizzle/0018) takes them. */
-function ownMarkers (): Array<string | null> {
+/** The OWN keys as FULL_ORDER writes them, in order, for json_text_values_replaced (drizzle/0018). */
+function ownKeys (): string[] {
   const keys = FULL_ORDER.map((e) => e.key)
   const nested = nestedNames()
-  const markers: Array<string | null> = []
-  for (const name of OWN) {
+  let last = 0
+  return OWN.map((name) => {
     const at = keys.indexOf(name)
-    if (at <= 0 || nested.has(name)) throw new Error(`FULL_ORDER cannot be patched at ${name}`)
-    markers.push(`,${JSON.stringify(name)}:`, at + 1 < keys.length ? `,${JSON.stringify(keys[at + 1])}:` : null)
-  }
-  if (markers.at(-1) !== null) throw new Error('FULL_ORDER must end with updatedAt')
-  return markers
+    if (at <= last - 1 || at === 0 || nested.has(name)) throw new Error(`FULL_ORDER cannot be patched at ${name}`)
+    last = at + 1
+    return `,${JSON.stringify(name)}:`
+  })
 }
 
-const MARKERS = sql.raw(`array[${ownMarkers().map((m) => m === null ? 'null' : `'${m}'`).join(', ')}]::text[]`)
+const KEYS = sql.raw(`array[${ownKeys().map((k) => `'${k}'`).join(', ')}]::text[]`)
+
+/** FULL_ORDER's fingerprint (31-bit FNV-1a of its JSON): stored with each built event, compared by SMALL_EVENTS. */
+export const ORDER_SHAPE = (() => {
+  let hash = 0x811c9dc5
+  for (const ch of JSON.stringify(FULL_ORDER)) hash = Math.imul(hash ^ ch.charCodeAt(0), 0x01000193) >>> 0
+  return hash & 0x7fffffff
+})()
 
 /** The OWN values' texts, from a row `x` with the order's columns' names. */
 const OWN_TEXTS = sql`array[${sql.join(OWN.map((name) => ORDER[name].text('x')), sql`, `)}]`
@@ -55,7 +62,7 @@ function baseOf (e: string): SQL {
 /** The JSON text of the order of event row `e` of seller_events: 'null' for an event of no order. */
 export function eventOrderText (e: string): SQL {
   return sql`(case when ${sql.raw(e)}.base_sequence is null then coalesce(${sql.raw(e)}.order_json, 'null')
-    else (select json_text_values_replaced(b.order_json, ${MARKERS}, ${OWN_TEXTS}) from ${baseOf(e)}) end)`
+    else (select json_text_values_replaced(b.order_json, ${KEYS}, ${OWN_TEXTS}) from ${baseOf(e)}) end)`
 }
 
 /** The lengths of the order's lists of event row `e` (seller_events.order_list_lengths, a base's for a small one). */

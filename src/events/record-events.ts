@@ -5,6 +5,7 @@ import { scalarTexts } from '../db/read-model.js'
 import { ORDER } from '../orders/order-model.js'
 import { fullOrderParts } from '../orders/order-json.js'
 import { sampledTraceparent } from '../tracing/trace-context.js'
+import { ORDER_SHAPE } from './event-order-text.js'
 import type { OrderEventType } from './event-types.js'
 
 /*
@@ -145,20 +146,21 @@ export function numberedEventsCtes (events: readonly OrderEvent[]): SQL {
 
 /**
  * Which of the events `e` may be small (record the order's status, isActionable and updatedAt, and point at
- * a base), by `e.n`: a status change of an order whose newest built event (its base) shows everything else
- * as it is now. That holds when no change recorded in content_changes (drizzle/0018: every table the order's
- * JSON reads, by triggers) for the order, its seller or every seller (0) is visible to this statement but
- * was not to the statement that built the base: its snapshot, and its own transaction. Changes below the
- * horizon are pruned, so a base whose snapshot may not have seen one of them is not used. A change not yet
- * committed is seen by neither this statement nor its full JSON, so the answer is the same as building it.
+ * a base), by `e.n`: a status change of an order whose newest built event (its base), built with this
+ * FULL_ORDER (ORDER_SHAPE), shows everything else as it is now. That holds when no change recorded in
+ * content_changes (drizzle/0018: every table the order's JSON reads, by triggers) for the order, its seller
+ * or every seller (0) is visible to this statement but was not to the statement that built the base: its
+ * snapshot, and its own transaction. Changes below the horizon are pruned, so a base whose snapshot may not
+ * have seen one of them is not used. A change not yet committed is seen by neither this statement nor its
+ * full JSON, so the answer is the same as building it.
  */
 const SMALL_EVENTS = sql.raw(`base as materialized (
       select e.n, e.seller_id, e.order_id, b.sequence, b.content_snapshot as snapshot, b.content_xid as xid
       from e cross join lateral (
-        select b.sequence, b.content_snapshot, b.content_xid from seller_events b
+        select b.sequence, b.content_snapshot, b.content_xid, b.order_shape from seller_events b
         where b.order_id = e.order_id and b.seller_id = e.seller_id and b.content_snapshot is not null
         order by b.sequence desc limit 1) b
-      where e.type <> 'order.placed'
+      where e.type <> 'order.placed' and b.order_shape = ${ORDER_SHAPE}
     ), recent as materialized (
       select c.seller_id, c.order_id, c.xid from content_changes c
       where c.seller_id in (select seller_id from counted union all select 0)
@@ -190,9 +192,9 @@ export function recordEventsStatement (events: readonly OrderEvent[], traceparen
       select distinct order_id as id from e where e.n not in (select n from small)
     ) ${order.ctes}, built as (
       insert into seller_events (seller_id, sequence, type, order_id, store_id, previous_status, reason, order_json,
-        order_list_lengths, occurred_at, traceparent, content_snapshot, content_xid)
+        order_list_lengths, occurred_at, traceparent, content_snapshot, content_xid, order_shape)
       select ${numbered}, ${order.text}, ${order.lengths}, clock_timestamp(), ${traceparent}::text,
-        pg_current_snapshot(), pg_current_xact_id()
+        pg_current_snapshot(), pg_current_xact_id(), ${sql.raw(String(ORDER_SHAPE))}
       from ${joined} ${order.joins}
       where e.n not in (select n from small)
     )

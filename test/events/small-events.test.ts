@@ -178,6 +178,29 @@ t.test('content changes are pruned below a horizon; a base older than it is not 
   await sameAsOrdersRead(t, m, 1, ['3'])
 })
 
+t.test('a base built with another selection of the order (an earlier release) is not used', async (t) => {
+  const m = await eventMarket(t)
+  await m.place([{ orderId: 1001, seller: 1 }])
+  await m.database.sql`update seller_events set order_shape = order_shape + 1 where seller_id = 1 and sequence = 1`
+  await m.sellerUpdate(1, [{ Order_id: 1001, Order_Status: 'ORDER_ACCEPTED' }])
+  await m.sellerUpdate(1, [{ Order_id: 1001, Order_Status: 'ORDER_COMPLETED_BY_SELLER' }])
+  t.same((await storedEvents(m, 1)).map((e) => [e.small, e.base]), [[false, null], [false, null], [true, '2']])
+  await sameAsOrdersRead(t, m, 1, ['3'])
+})
+
+t.test('json_text_values_replaced: strings and literals replaced after their keys, in order; anything else raises', async (t) => {
+  const m = await eventMarket(t)
+  const replaced = async (j: string, keys: string[], vals: string[]) =>
+    (await m.database.sql`select json_text_values_replaced(${j}, ${keys}::text[], ${vals}::text[]) as r`)[0]!.r
+  t.equal(await replaced('{"a":1,"s":"X","n":{"b":true},"b":false,"u":"2026"}', [',"s":', ',"b":', ',"u":'], ['"Y"', 'true', '"2027"']),
+    '{"a":1,"s":"Y","n":{"b":true},"b":true,"u":"2027"}', 'the nested b is passed: keys are found in order, each after the last')
+  t.equal(await replaced('{"a":1,"b":null}', [',"b":'], ['12.5']), '{"a":1,"b":12.5}')
+  for (const [j, why] of [['{"a":1}', 'no key'], ['{"a":1,"s":"x\\"y"}', 'an escape'], ['{"a":1,"s":"open', 'an open string'],
+    ['{"a":1,"s":tru', 'a literal that does not end']]) {
+    await t.rejects(replaced(j!, [',"s":'], ['"v"']), /json_text_values_replaced/, why)
+  }
+})
+
 t.test('every table the order JSON reads is watched, and every column of orders but the three a status change sets', async (t) => {
   const m = await eventMarket(t)
   const watched = await m.database.sql`select w.table, array_agg(distinct w.op order by w.op) as ops from (
