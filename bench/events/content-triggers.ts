@@ -3,6 +3,7 @@ import type postgres from 'postgres'
 import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
 import { numberKnob } from '../lib/knobs.js'
+import { topUpReferenceRecords } from '../lib/reference-records.js'
 
 /*
  * What the content-change triggers (drizzle/0018: the event log's record of what else an order shows
@@ -40,20 +41,7 @@ async function main (): Promise<void> {
     const sql = database.sql
     await seed(database, { orders: ORDERS, seed: 1, anchor: DEFAULT_ANCHOR })
     // Seller 1 topped up with items and offers to ROWS records, as bench:references does.
-    const [{ n }] = await sql`select (select count(*) from seller_retailers where seller_id = ${SELLER}) +
-      (select count(*) from seller_shops where seller_id = ${SELLER}) + (select count(*) from items where seller_id = ${SELLER}) +
-      (select count(*) from offers where seller_id = ${SELLER}) as n`
-    const missing = Math.max(0, ROWS - Number(n))
-    await sql`insert into items (seller_id, item_name) select ${SELLER}, 'Bench item ' || g from generate_series(1, ${Math.ceil(missing / 2)}) g`
-    const [sku] = await sql`select id from skus where seller_id = ${SELLER} order by id limit 1`
-    await sql`insert into offers (seller_id, sku_id, purchase_price, mrp_price_amount, final_price_with_tax)
-      select ${SELLER}, ${sku.id}, 1, 2, 2 from generate_series(1, ${missing - Math.ceil(missing / 2)}) g`
-    const records = await sql<Array<{ type: string, id: number }>>`
-      select 'RETAILER' as type, retailer_id as id from seller_retailers where seller_id = ${SELLER}
-      union all select 'SHOP', shop_id from seller_shops where seller_id = ${SELLER}
-      union all select 'ITEM', id from items where seller_id = ${SELLER}
-      union all select 'OFFER', id from offers where seller_id = ${SELLER}
-      order by 1, 2 limit ${ROWS}`
+    const records = await topUpReferenceRecords(sql, SELLER, ROWS)
     const offerIds = records.filter((r) => r.type === 'OFFER').slice(0, CHUNK).map((r) => r.id)
     await sql`vacuum analyze`
     log(`seller ${SELLER}: ${records.length.toLocaleString('en')} records`)
@@ -63,7 +51,7 @@ async function main (): Promise<void> {
     let round = 0
     const writes: Record<string, (tx: postgres.TransactionSql) => Promise<void>> = {
       // Every record's sync ID replaced (a rotation: the unique checks deferred to the commit, as the sync does).
-      'references rotation, 100,000 rows in chunks of 10,000': async (tx) => {
+      [`references rotation, ${ROWS.toLocaleString('en')} rows in chunks of 10,000`]: async (tx) => {
         await tx`set constraints all deferred`
         for (const type of Object.keys(TABLES)) {
           const [table, id, syncId] = TABLES[type]!

@@ -4,6 +4,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchDatabase, machineLine } from '../lib/database.js'
+import { topUpReferenceRecords } from '../lib/reference-records.js'
 import { numberKnob } from '../lib/knobs.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { REFERENCES_SYNC_PATH } from '../../src/routes/rest-contract.js'
@@ -139,23 +140,7 @@ async function main (): Promise<void> {
     log(`background: ${fmt(BACKGROUND)} orders seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s`)
 
     // Seller 1's records, topped up with items and offers until there are ROWS of them.
-    const count = async () => (await sql`select
-      (select count(*)::int from seller_retailers where seller_id = ${SELLER}) +
-      (select count(*)::int from seller_shops where seller_id = ${SELLER}) +
-      (select count(*)::int from items where seller_id = ${SELLER}) +
-      (select count(*)::int from offers where seller_id = ${SELLER}) as n`)[0].n as number
-    const missing = Math.max(0, ROWS - await count())
-    const items = Math.ceil(missing / 2)
-    await sql`insert into items (seller_id, item_name) select ${SELLER}, 'Bench item ' || g from generate_series(1, ${items}) g`
-    const [sku] = await sql`select id from skus where seller_id = ${SELLER} order by id limit 1`
-    await sql`insert into offers (seller_id, sku_id, purchase_price, mrp_price_amount, final_price_with_tax)
-      select ${SELLER}, ${sku.id}, 1, 2, 2 from generate_series(1, ${missing - items}) g`
-    const records = await sql<Array<{ type: string, id: number }>>`
-      select 'RETAILER' as type, retailer_id as id from seller_retailers where seller_id = ${SELLER}
-      union all select 'SHOP', shop_id from seller_shops where seller_id = ${SELLER}
-      union all select 'ITEM', id from items where seller_id = ${SELLER}
-      union all select 'OFFER', id from offers where seller_id = ${SELLER}
-      order by 1, 2 limit ${ROWS}`
+    const records = await topUpReferenceRecords(sql, SELLER, ROWS)
     const [orders] = await sql`select count(*)::int as n from orders where seller_id = ${SELLER} and not is_deleted`
     await sql`vacuum analyze`
     await sql`checkpoint`
