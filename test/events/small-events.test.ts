@@ -288,3 +288,77 @@ t.test('under concurrent changes, each small event reads exactly as building its
   t.ok(small > 10 && built > 10, `both kinds exercised (${small} small, ${built} built)`)
   t.pass(`${small + built} events, each equal to its order built in its transaction`)
 })
+
+/** Terminates the backend waiting on a lock in a statement that mentions `text`, once it waits. */
+async function terminateWaiting (m: EventMarket, text: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const [row] = await m.database.sql`select pg_terminate_backend(pid) as done from pg_stat_activity
+      where wait_event_type = 'Lock' and query like ${'%' + text + '%'} and pid <> pg_backend_pid() limit 1`
+    if (row?.done === true) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error(`nothing waited in ${text}`)
+}
+
+t.test('the connection dropped mid-prune: retention and the content-change prune leave all or nothing, and the next run completes', async (t) => {
+  const m = await eventMarket(t)
+  await m.place([{ orderId: 1001, seller: 1, lines: 2 }])
+  await m.sellerUpdate(1, [{ Order_id: 1001, Order_Status: 'ORDER_ACCEPTED' }])
+  const token = await m.token(1)
+  const before = (await m.feed(token, { after: '1' })).raw
+  await m.database.sql`update seller_events set occurred_at = now() - interval '40 days' where seller_id = 1 and sequence = 1`
+  const holder = rawClient(m.config.DATABASE_URL!)
+  t.teardown(() => holder.end({ timeout: 5 }))
+
+  // Retention: the small event's row held, so the prune waits writing it in full; its backend is killed there.
+  let release!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  let locked!: () => void
+  const isLocked = new Promise<void>((resolve) => { locked = resolve })
+  const holding = holder.begin(async (tx) => {
+    await tx`select 1 from seller_events where seller_id = 1 and sequence = 2 for update`
+    locked()
+    await released
+  })
+  await isLocked
+  const pruning = pruneEvents(m.database.db, 30).then(() => 'completed', () => 'failed')
+  await terminateWaiting(m, 'update seller_events l')
+  release()
+  await holding
+  const outcome = await pruning
+  const stored = await storedEvents(m, 1)
+  t.ok(stored.length === 2
+    ? stored[1]!.small && stored[1]!.base === '1'
+    : stored.length === 1 && !stored[0]!.small, `all or nothing (${outcome}): ${JSON.stringify(stored)}`)
+  t.equal((await m.feed(token, { after: '1' })).raw, before, 'the feed answers the same bytes meanwhile')
+  await pruneEvents(m.database.db, 30)
+  t.same(await storedEvents(m, 1), [{ sequence: '2', small: false, base: null }], 'the next run completes')
+  t.equal((await m.feed(token, { after: '1' })).raw, before, 'and the same bytes after')
+
+  // The content-change prune: the horizon row held, its backend killed while it waits.
+  await CHANGES.sku!(m, 0)
+  const [start] = await m.database.sql`select horizon::text, marks::text, (select count(*)::int from content_changes) as changes
+    from content_change_horizon`
+  let release2!: () => void
+  const released2 = new Promise<void>((resolve) => { release2 = resolve })
+  let locked2!: () => void
+  const isLocked2 = new Promise<void>((resolve) => { locked2 = resolve })
+  const holding2 = holder.begin(async (tx) => {
+    await tx`select 1 from content_change_horizon for update`
+    locked2()
+    await released2
+  })
+  await isLocked2
+  const pruning2 = pruneContentChanges(m.database.db, 0).then(() => 'completed', () => 'failed')
+  await terminateWaiting(m, 'content_change_horizon')
+  release2()
+  await holding2
+  const outcome2 = await pruning2
+  const [after] = await m.database.sql`select horizon::text, marks::text, (select count(*)::int from content_changes) as changes
+    from content_change_horizon`
+  if (outcome2 === 'failed') t.same(after, start, 'failed: nothing changed')
+  else t.ok(after!.marks !== start!.marks, 'completed on a retry: a mark noted')
+  await pruneContentChanges(m.database.db, 0)
+  const [horizon] = await m.database.sql`select horizon from content_change_horizon`
+  t.same(await m.database.sql`select 1 from content_changes where xid < ${horizon!.horizon}`, [], 'the next runs complete: nothing below the horizon')
+})
