@@ -293,7 +293,8 @@ t.test('under concurrent changes, each small event reads exactly as building its
 async function terminateWaiting (m: EventMarket, text: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const [row] = await m.database.sql`select pg_terminate_backend(pid) as done from pg_stat_activity
-      where wait_event_type = 'Lock' and query like ${'%' + text + '%'} and pid <> pg_backend_pid() limit 1`
+      where datname = current_database() and wait_event_type = 'Lock' and query like ${'%' + text + '%'}
+        and pid <> pg_backend_pid() limit 1`
     if (row?.done === true) return
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
