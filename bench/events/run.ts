@@ -4,12 +4,13 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { issueCredential, type Caller } from '../../src/credentials/service.js'
-import { recordEvents, type EventLogging, type OrderEvent } from '../../src/events/record-events.js'
+import { recordEvents, type OrderEvent } from '../../src/events/record-events.js'
 import { EventsDocument, OrdersDocument } from '../../src/graphql/generated/operations.js'
 import { placeOrders } from '../../src/platform/place-orders.js'
 import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
 import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
+import { alternate, median, WRITE_TABLE_HEAD, writeTableRow, type WriteResult } from '../lib/event-log-ab.js'
 import { injectLoad } from '../lib/inject-load.js'
 import { numberKnob } from '../lib/knobs.js'
 import { ordersIn, placementMaker, statusBatchMaker } from './fixtures.js'
@@ -47,44 +48,8 @@ const DURATION = numberKnob('BENCH_DURATION', 5, { above: 0 })
 const CONCURRENCY = numberKnob('BENCH_CONCURRENCY', 4, { min: 1, integer: true })
 const ROUNDS = numberKnob('BENCH_ROUNDS', 3, { min: 1, integer: true })
 const SELLER = 1
-const MODES: EventLogging[] = ['record', 'drop-for-bench']
 
 const log = (line: string): void => { process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`) }
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-const label = (mode: EventLogging): string => mode === 'record' ? 'with events' : 'without events'
-
-interface WriteResult {
-  what: string
-  mode: EventLogging
-  batch: number
-  medianMs: number
-  ordersPerSecond: number
-  /** Each pair's rate with / without (its two batches ran back to back), sorted: less exposed to drift. */
-  pairs: number[]
-}
-
-/** `RUNS` batches per mode, the modes alternating (so a drift of the shared machine hits both alike). */
-async function alternate (
-  what: string, batch: number, run: (mode: EventLogging, n: number) => Promise<void>
-): Promise<WriteResult[]> {
-  for (const mode of MODES) await run(mode, -1) // warm-up: JIT, prepared statements, caches
-  const times = new Map<EventLogging, number[]>(MODES.map((m) => [m, []]))
-  for (let n = 0; n < RUNS; n++) {
-    for (const mode of n % 2 === 0 ? MODES : [...MODES].reverse()) {
-      const t0 = performance.now()
-      await run(mode, n)
-      times.get(mode)!.push(performance.now() - t0)
-    }
-  }
-  const [withLog, without] = MODES.map((m) => times.get(m)!)
-  const pairs = withLog!.map((ms, n) => without![n]! / ms).sort((a, b) => a - b)
-  return MODES.map((mode) => {
-    const medianMs = median(times.get(mode)!)
-    const result = { what, mode, batch, medianMs, ordersPerSecond: batch / (medianMs / 1000), pairs }
-    log(`  ${what}, ${label(mode)}: ${medianMs.toFixed(0)} ms a batch of ${batch}, ${result.ordersPerSecond.toFixed(0)} orders/s`)
-    return result
-  })
-}
 
 interface ReadResult { target: string, rps: number[], p50: number, bytes: number }
 
@@ -115,12 +80,12 @@ async function main (): Promise<void> {
     // 1. Placements: rows of the platform's order for seller 1 (fixtures.ts).
     const placement = await placementMaker(sql, SELLER)
     log(`placements: batches of ${PLACE_BATCH}, ${RUNS} each way`)
-    const results: WriteResult[] = await alternate('placements', PLACE_BATCH, async (mode, n) => {
+    const results: WriteResult[] = await alternate('placements', PLACE_BATCH, RUNS, async (mode, n) => {
       const size = n < 0 ? 100 : PLACE_BATCH
       const outcome = await placeOrders(database.db, placement(size),
         { credentialId: null, autoRejectAfterMs: 24 * 3600 * 1000, eventLogging: mode })
       if (outcome.inserted !== size) throw new Error(`placement: ${JSON.stringify(outcome).slice(0, 300)}`)
-    })
+    }, log)
 
     // Every order placed through the platform has its order.placed event, which a later status event of it
     // builds on (record-events.ts); the seed records none (its orders are history), so the seller's orders
@@ -147,11 +112,11 @@ async function main (): Promise<void> {
     const caller: Caller = { credentialId, sellerId: SELLER, kind: 'api-key', environment: 'testing', storeIds: null }
     const batch = statusBatchMaker(await ordersIn(sql, SELLER, 'ORDER_PLACED'), await ordersIn(sql, SELLER, 'ORDER_ACCEPTED'))
     log(`status updates: batches of ${STATUS_BATCH}, ${RUNS} each way`)
-    results.push(...await alternate('status updates', STATUS_BATCH, async (mode, n) => {
+    results.push(...await alternate('status updates', STATUS_BATCH, RUNS, async (mode, n) => {
       const size = n < 0 ? 30 : STATUS_BATCH
       const outcome = await updateOrderStatuses(database.db, { seller: caller }, batch(size), { eventLogging: mode })
       if (outcome.failed !== 0) throw new Error(`status update: ${JSON.stringify(outcome.errors.slice(0, 3))}`)
-    }))
+    }, log))
 
     const [kinds] = await sql`select count(*) filter (where base_sequence is not null)::int as small, count(*)::int as n
       from seller_events where seller_id = ${SELLER} and type <> 'order.placed'`
@@ -183,16 +148,8 @@ async function main (): Promise<void> {
     const ratios = Array.from({ length: ROUNDS }, (_, i) => eventsRead.rps[i]! / ordersRead.rps[i]!)
     process.stdout.write(`\n${machineLine()}; PostgreSQL ${process.env.BENCH_DATABASE_URL ? 'at BENCH_DATABASE_URL' : 'embedded'}; ` +
       `${ORDERS.toLocaleString('en')} seeded orders; ${passed} reads answered by the pass-through\n\n`)
-    process.stdout.write('| write | batch | with events: orders/s | without events: orders/s | with / without | pairs: median (quartiles) | goal |\n' +
-      '|---|---:|---:|---:|---:|---|---|\n')
-    for (const what of ['placements', 'status updates']) {
-      const [withLog, without] = MODES.map((mode) => results.find((r) => r.what === what && r.mode === mode)!)
-      const ratio = withLog!.ordersPerSecond / without!.ordersPerSecond
-      const { pairs } = withLog!
-      const quartile = (q: number): string => `${(100 * pairs[Math.floor(q * (pairs.length - 1))]!).toFixed(0)} %`
-      process.stdout.write(`| ${what} | ${withLog!.batch} | ${withLog!.ordersPerSecond.toFixed(0)} | ${without!.ordersPerSecond.toFixed(0)} | ` +
-        `${(100 * ratio).toFixed(0)} % | ${quartile(0.5)} (${quartile(0.25)}–${quartile(0.75)}) | ≥ 90 %: ${ratio >= 0.9 ? 'met' : 'missed'} |\n`)
-    }
+    process.stdout.write(WRITE_TABLE_HEAD)
+    for (const what of ['placements', 'status updates']) process.stdout.write(writeTableRow(results, what))
     const ratio = median(ratios)
     process.stdout.write(`\n| read | req/s (median of ${ROUNDS}) | p50 ms | answer bytes |\n|---|---:|---:|---:|\n`)
     for (const r of [ordersRead, eventsRead]) {

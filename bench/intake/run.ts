@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { benchDatabase, machineLine, type BenchDatabase } from '../lib/database.js'
+import { alternate, WRITE_TABLE_HEAD, writeTableRow } from '../lib/event-log-ab.js'
 import { numberKnob } from '../lib/knobs.js'
 import { allProcCpu, parseProcStat } from '../lib/proc-cpu.js'
 import { copyInto } from '../shipment-sync/rows.js'
@@ -41,7 +42,8 @@ import {
  *   5. today's seed: `seed()` writing the same number of orders on the same database.
  *
  * Knobs: BENCH_BACKGROUND_ORDERS, BENCH_INTAKE_ORDERS (a multiple of 1,000), BENCH_CONNECTIONS,
- * BENCH_DEAL_LINES (share of lines on a deal, 0.25), BENCH_DATABASE_URL. Quick run:
+ * BENCH_DEAL_LINES (share of lines on a deal, 0.25), BENCH_EVENT_PAIRS (10: pairs of in-process batches with
+ * and without the event log, after the placement), BENCH_DATABASE_URL. Quick run:
  *   BENCH_BACKGROUND_ORDERS=20000 BENCH_INTAKE_ORDERS=5000 npm run bench:intake
  */
 
@@ -51,12 +53,19 @@ const BACKGROUND = numberKnob('BENCH_BACKGROUND_ORDERS', 1_000_000, { min: 1, in
 const N = numberKnob('BENCH_INTAKE_ORDERS', 50_000, { min: BATCH, integer: true })
 const CONNECTIONS = numberKnob('BENCH_CONNECTIONS', 4, { min: 1, integer: true })
 const DEAL_SHARE = numberKnob('BENCH_DEAL_LINES', 0.25, { min: 0, max: 1 })
+// Pairs of in-process batches with and without the event log (issue 24); their ids fit below FIRST_ID.copy.
+const EVENT_PAIRS = numberKnob('BENCH_EVENT_PAIRS', 10, { min: 1, max: 190, integer: true })
 const WARM_UP = 1000
 if (!Number.isInteger(N) || N < BATCH || N % BATCH !== 0) throw new Error(`BENCH_INTAKE_ORDERS must be a multiple of ${BATCH}`)
 
 /** Where each phase's orders start: far apart, above the seed's ids. */
 const FIRST_ID = {
-  warmUp: 10_000_000, placed: 11_000_000, inProcess: 19_000_000, explained: 19_500_000, copy: 20_000_000
+  warmUp: 10_000_000,
+  placed: 11_000_000,
+  inProcess: 19_000_000,
+  explained: 19_500_000,
+  eventLog: 19_600_000,
+  copy: 20_000_000
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
@@ -372,6 +381,23 @@ async function main (): Promise<void> {
     if (outcome.inserted !== BATCH) throw new Error(`in-process batch: ${JSON.stringify(outcome).slice(0, 300)}`)
     log(`one batch of ${BATCH} in process (placeOrders, no HTTP): ${inProcessMs.toFixed(0)} ms, ${perBatch} statements`)
 
+    // What the event log costs a placement on this world (issue 24: ≤ 10 %): in process, one connection,
+    // batches with the log and without it alternating (bench/lib/event-log-ab.ts).
+    log(`event log: ${EVENT_PAIRS} pairs of in-process batches of ${BATCH}, with and without`)
+    let nextEventLogId = FIRST_ID.eventLog
+    const eventLog = await alternate('placements', BATCH, EVENT_PAIRS, async (mode, n) => {
+      const rows = generate(nextEventLogId, BATCH, 'EVL', new Random(5 + n + 1)).map(orderRow)
+      nextEventLogId += BATCH
+      const placedHere = await placeOrders(database.db, rows,
+        { credentialId: platform.id, autoRejectAfterMs: 24 * 3600_000, eventLogging: mode })
+      if (placedHere.inserted !== BATCH) throw new Error(`event log batch: ${JSON.stringify(placedHere).slice(0, 300)}`)
+    }, log)
+    const [withLog] = eventLog
+    const [{ n: recorded }] = await sql`select count(*)::int as n from seller_events
+      where order_id >= ${FIRST_ID.eventLog} and order_id < ${nextEventLogId}`
+    // With the log: the warm-up batch and one batch a pair, an order.placed each; without: none.
+    if (recorded !== BATCH * (EVENT_PAIRS + 1)) throw new Error(`event log: ${recorded} events recorded`)
+
     // Where a batch's time goes (EXPLAIN ANALYZE of each statement), on this database.
     const explainFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oxs-intake-')), 'plans.txt')
     const explained = await explainBatch(bench.url, generate(FIRST_ID.explained, BATCH, 'EXP', new Random(4)).map(orderRow), platform.id, explainFile)
@@ -445,6 +471,8 @@ async function main (): Promise<void> {
     console.log(`\nEffects checked after placement: ${effects[0]}`)
     console.log(`One batch of ${fmt(BATCH)} placed in process (placeOrders, no HTTP): ${inProcessMs.toFixed(0)} ms, ${perBatch} SQL statements.`)
     console.log(`Another, ${explained.join('\n')}`)
+    console.log(`\nThe event log's cost, ${EVENT_PAIRS} pairs of in-process batches (placeOrders, one connection, alternating; ${withLog!.medianMs.toFixed(0)} ms a batch with it):\n`)
+    console.log(WRITE_TABLE_HEAD + writeTableRow(eventLog, 'placements'))
     console.log('\nTargets:')
     console.log(`- placement ≥ 5,000 orders/s: ${fmt(rate(place))} → ${rate(place) >= 5000 ? 'met' : 'NOT met'}`)
     console.log(`- placement ≥ 25 % of COPY: ${(rate(place) / rate(limit) * 100).toFixed(0)} % → ${rate(place) / rate(limit) >= 0.25 ? 'met' : 'NOT met'}`)
