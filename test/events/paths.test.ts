@@ -2,7 +2,7 @@ import t from 'tap'
 import { eventLogProblems, eventMarket, orderRow, ordersRead, type EventMarket, type FeedEvent } from '../helpers/events.js'
 import { startTestWorker, waitFor } from '../helpers/effects.js'
 import { seedDemo } from '../helpers/fixtures.js'
-import { PLATFORM_ORDERS_PATH } from '../../src/routes/rest-contract.js'
+import { PLATFORM_ORDERS_PATH, STATUS_UPDATE_PATH } from '../../src/routes/rest-contract.js'
 import { AUTO_REJECT_REASON } from '../../src/status-update/texts.js'
 import { testDatabase } from '../helpers/build.js'
 
@@ -187,6 +187,45 @@ t.test('when the event cannot be written, the change is not made either', async 
   await m.database.sql`alter table seller_events drop constraint no_more_events`
   t.match((await m.sellerUpdate(1, [{ Order_id: 1001, Order_Status: 'ORDER_ACCEPTED' }])).data, { successful: 1 })
   t.same((await m.follow(await m.token(1))).events.map((e) => e.sequence), ['1', '2', '3'], 'the next event is 3: no number was lost')
+  t.same(await eventLogProblems(m.database.sql), [])
+})
+
+t.test('the event statement is prepared per connection: with the service\'s connections terminated, the next changes still record their events', async (t) => {
+  const m = await eventMarket(t)
+  // The statement prepared on the service's connection(s) before they go; a new connection must prepare it again.
+  for (const id of [1001, 1002, 1003]) await m.place([{ orderId: id, seller: 1 }])
+  t.match((await m.sellerUpdate(1, [{ Order_id: 1001, Order_Status: 'ORDER_ACCEPTED' }])).data, { successful: 1 })
+  const killed = await m.database.sql`select pg_terminate_backend(pid) as done from pg_stat_activity
+    where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()`
+  t.ok(killed.length > 0, `${killed.length} of the service's backends terminated`)
+  // A request may meet a connection the pool has not yet seen close: a clean 503, and a retry succeeds.
+  const retried = async (send: () => Promise<{ status: number, json: any }>): Promise<any> => {
+    for (let attempt = 1; ; attempt++) {
+      const res = await send()
+      if (res.status === 200 || attempt === 3) return res
+      t.equal(res.status, 503, `attempt ${attempt}: a clean 503, not a failure of the prepared statement`)
+    }
+  }
+  t.match((await retried(() => m.call('POST', PLATFORM_ORDERS_PATH, [orderRow({ orderId: 1004, seller: 1 })]))).json.data, { inserted: 1 })
+  const key = await m.apiKey(1)
+  const updated = await retried(async () => {
+    const res = await m.app.inject({
+      method: 'POST',
+      url: STATUS_UPDATE_PATH,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ order_status: [{ Order_id: 1002, Order_Status: 'ORDER_ACCEPTED' }, { Order_id: 1004, Order_Status: 'ORDER_ACCEPTED' }] })
+    })
+    return { status: res.statusCode, json: res.json() }
+  })
+  t.match(updated.json.data, { successful: 2 })
+  const token = await m.token(1)
+  const { events } = await m.follow(token)
+  t.same(events.map((e) => [e.sequence, e.type, e.order?.orderId]), [
+    ['1', 'order.placed', '1001'], ['2', 'order.placed', '1002'], ['3', 'order.placed', '1003'], ['4', 'order.accepted', '1001'],
+    ['5', 'order.placed', '1004'], ['6', 'order.accepted', '1002'], ['7', 'order.accepted', '1004']
+  ], 'every change after the termination has its event, numbered on with no gap')
+  const read = await ordersRead(m, token)
+  for (const e of events.slice(-2)) t.equal(JSON.stringify(e.order), read.get(e.order!.orderId), `order ${e.order!.orderId} as the orders read shows it`)
   t.same(await eventLogProblems(m.database.sql), [])
 })
 
