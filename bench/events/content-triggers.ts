@@ -4,6 +4,7 @@ import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
 import { numberKnob } from '../lib/knobs.js'
 import { topUpReferenceRecords } from '../lib/reference-records.js'
+import { median } from '../lib/median.js'
 
 /*
  * What the content-change triggers (drizzle/0018: the event log's record of what else an order shows
@@ -20,7 +21,6 @@ const ROUNDS = numberKnob('BENCH_ROUNDS', 12, { min: 2, integer: true })
 const CHUNK = 10_000
 const SELLER = 1
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const log = (line: string): void => { process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`) }
 
 /** The content triggers of the tables these writes touch. */

@@ -11,6 +11,7 @@ import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
 import { numberKnob } from '../lib/knobs.js'
 import { ordersIn, statusBatchMaker } from './fixtures.js'
+import { median } from '../lib/median.js'
 
 /*
  * A design measurement for issue 24, not a feature: what a status event would cost if it did not write its
@@ -42,8 +43,6 @@ const ORDERS = numberKnob('BENCH_ORDERS', 100_000, { min: 1, integer: true })
 const RUNS = numberKnob('BENCH_RUNS', 7, { min: 1, integer: true })
 const SELLER = 1
 const STATUS_BATCH = 600
-
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 /** The order's own fields of FULL_ORDER (no nested object), written as an event's would be. */
 const scalarsText = planObject(

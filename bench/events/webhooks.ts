@@ -18,6 +18,7 @@ import { benchDatabase, machineLine, type BenchDb } from '../lib/database.js'
 import { numberKnob } from '../lib/knobs.js'
 import { allProcCpu } from '../lib/proc-cpu.js'
 import { ordersIn, placementMaker, statusBatchMaker } from './fixtures.js'
+import { median } from '../lib/median.js'
 
 /*
  * BENCH_WEBHOOKS=1 npm run bench:events — issue 25: the sellers' webhook endpoints, against the issue's
@@ -69,7 +70,6 @@ const MODES: Mode[] = ['endpoints', 'none']
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const log = (line: string): void => { process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`) }
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 const fixed = (n: number, digits = 0): string => n.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type { EventLogging } from '../../src/events/record-events.js'
+import { median } from './median.js'
 
 /*
  * What the event log costs a write, measured as issue 24 asks: the same write with the log and without it
@@ -8,10 +9,9 @@ import type { EventLogging } from '../../src/events/record-events.js'
  * (the demo seed's world) and bench:intake (its own world of 3–5-line orders with deals).
  */
 
-export const MODES: EventLogging[] = ['record', 'drop-for-bench']
+const MODES: EventLogging[] = ['record', 'drop-for-bench']
 
-export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-export const modeLabel = (mode: EventLogging): string => mode === 'record' ? 'with events' : 'without events'
+const modeLabel = (mode: EventLogging): string => mode === 'record' ? 'with events' : 'without events'
 
 export interface WriteResult {
   what: string

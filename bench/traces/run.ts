@@ -12,6 +12,7 @@ import { startOtlpReceiver } from '../../test/helpers/otlp-receiver.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { OrdersDocument } from '../../src/graphql/generated/operations.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
+import { median } from '../lib/median.js'
 
 /*
  * npm run bench:traces — what OpenTelemetry costs (issue 26). The real server (built: dist/server.js) on one seeded
@@ -75,7 +76,6 @@ const seedOrders = numberKnob('BENCH_ORDERS', Math.ceil(batches * 667 / (0.6 * 0
 
 function log (line: string): void { process.stderr.write(`${line}\n`) }
 function cpuMs (pid: number): number { return parseProcStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')).ownMs }
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 const receiver = await startOtlpReceiver({ decode: false })
 const bench = await benchDatabase('traces')
