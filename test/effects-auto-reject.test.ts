@@ -22,7 +22,7 @@ t.test('an order still placed when its time is up is rejected with every reject 
   const shop = await createShop(database)
   await database.sql`update sellers set auto_reject_enabled = true where id = ${shop.sellerId}`
   const { logger, lines } = captureLogger('info')
-  await startTestWorker(t, database, {}, logger)
+  const worker = await startTestWorker(t, database, {}, logger)
 
   const orderId = await shop.order({ paymentMode: 'ONLINE_PAID', total: '190.00', dealQuantity: 5 })
   const scheduled = await database.db.transaction((tx) => scheduleAutoRejection(tx, orderId, 1500))
@@ -51,11 +51,14 @@ t.test('an order still placed when its time is up is rejected with every reject 
   t.ok(lines.some((l) => l.msg === 'order auto-rejected: not accepted in time' && l.orderId === orderId))
   await waitFor(t, 'job done', async () => (await jobKeys(database)).length === 0)
 
-  // Accepting in time removes the job (status update); nothing fires later.
+  // Accepting in time removes the job (status update); nothing fires later. No worker until the accept is in:
+  // a running one rejects the order first whenever making it and accepting it take longer than the 1 s (load).
+  await worker.stop()
   const second = await shop.order()
   await database.db.transaction((tx) => scheduleAutoRejection(tx, second, 1000))
   t.same(await post(app, await shop.apiKey(), { order_status: [accept(second)] }), { statusCode: 200, body: ok(1) })
   t.same(await jobKeys(database), [], 'the accept removed the job')
+  await startTestWorker(t, database, {}, logger)
   await new Promise((resolve) => setTimeout(resolve, 1500))
   t.equal((await database.sql`select status from orders where id = ${second}`)[0].status, 'ORDER_ACCEPTED')
 })

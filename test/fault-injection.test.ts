@@ -332,12 +332,14 @@ t.test('SIGTERM with a batch and a 100,000-row sync in flight on keep-alive conn
   const signalledAt = Date.now()
   server.child.kill('SIGTERM')
   const [b, s] = await Promise.all([batch, synced])
+  // Timed from the answers, not the signal: how long the sync itself takes is the machine's load, not the shutdown's.
+  const answeredAt = Date.now()
   t.same([b.status, b.body.data?.successful], [200, 1000], 'the batch finished')
   t.same([s.status, s.body.data?.received], [200, 100_000], 'the sync finished')
   const code = await server.exited
-  const tookMs = Date.now() - signalledAt
+  const tookMs = Date.now() - answeredAt
   t.equal(code, 0, 'exit 0')
-  t.ok(tookMs < 40_000, `stopped ${tookMs} ms after SIGTERM, when the requests finished, not at the 60 s grace's end`)
+  t.ok(tookMs < 20_000, `stopped ${tookMs} ms after the last answer (${Date.now() - signalledAt} ms after SIGTERM), not at the 60 s grace's end`)
   const lines = server.lines()
   t.ok(lines.some((l) => l.msg === 'effects worker stopped'), 'the worker was stopped')
   t.ok(lines.some((l) => l.msg === 'shutdown complete'), 'and the pool closed')

@@ -119,11 +119,16 @@ t.test('a retry that arrives while the first is running waits for it and replays
   t.teardown(() => holder.end({ timeout: 1 }))
   let release: () => void = () => {}
   const held = new Promise<void>((resolve) => { release = resolve })
+  // Once the key is inserted (a fixed pause could end before on a loaded machine: the request would then
+  // take the key itself and answer 200).
+  let inserted: () => void = () => {}
+  const keyHeld = new Promise<void>((resolve) => { inserted = resolve })
   const holding = holder.begin(async (sql) => {
     await sql`insert into idempotency_keys (credential_id, key, fingerprint, expires_at) values (${credential!.id}, 'held-1', 'x', now() + interval '1 day')`
+    inserted()
     await held
   })
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  await Promise.race([keyHeld, holding])
   const busy = await postStatus(slow.app, slowKey, { order_status: [accept(order)] }, 'held-1')
   t.equal(busy.statusCode, 409)
   t.same(busy.json(), {

@@ -28,11 +28,16 @@ t.test('an order held by another transaction past lock_timeout is that order\'s 
   t.teardown(() => holder.end({ timeout: 1 }))
   let release: () => void = () => {}
   const held = new Promise<void>((resolve) => { release = resolve })
+  // Waited for, not slept on: the holder's first connection can take longer than a fixed pause on a loaded
+  // machine, and a batch sent before the row is locked simply accepts all three.
+  let locked: () => void = () => {}
+  const lockTaken = new Promise<void>((resolve) => { locked = resolve })
   const holding = holder.begin(async (sql) => {
     await sql`select id from orders where id = ${b} for update`
+    locked()
     await held
   })
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  await Promise.race([lockTaken, holding])
 
   const started = Date.now()
   const res = await post(app, key, { order_status: [accept(a), accept(b), accept(c)] })
@@ -73,11 +78,15 @@ t.test('a read held up past the limits is a clean 503 TIMEOUT, in each endpoint\
     const holder = rawClient(database.url, { max: 1 })
     let release: () => void = () => {}
     const held = new Promise<void>((resolve) => { release = resolve })
+    // Once the tables are locked (a fixed pause could end before, and the reads would then just answer).
+    let locked: () => void = () => {}
+    const lockTaken = new Promise<void>((resolve) => { locked = resolve })
     const holding = holder.begin(async (sql) => {
       await sql`lock table orders, outstanding_shipments in access exclusive mode`
+      locked()
       await held
     })
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await Promise.race([lockTaken, holding])
 
     const read = await app.inject({ method: 'POST', url: '/v2/graphql', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: { query: '{ orders { pageInfo { total } nodes { orderId } } }' } })
     t.equal(read.statusCode, 503, `${cause}: GraphQL read`)
