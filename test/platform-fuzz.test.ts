@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { build } from './helpers/build.js'
 import { platformKey } from './helpers/fixtures.js'
-import { fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, send } from './helpers/fuzz.js'
+import { fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, rowRouteStatusProblem, send } from './helpers/fuzz.js'
 import {
   PLATFORM_CATALOGUE_PATH, PLATFORM_DEALS_PATH, PLATFORM_POINTS_PATH, PLATFORM_RETAILERS_PATH, PLATFORM_SELLERS_PATH
 } from '../src/routes/rest-contract.js'
@@ -135,7 +135,7 @@ t.test('fuzzed platform bodies: never a 5xx, every answer by the per-row rules, 
       body
     })
     requests++
-    const problem = responseProblem(res) ?? (res.status === 200 || res.status === 400 ? null : `status ${res.status}`) ??
+    const problem = responseProblem(res) ?? rowRouteStatusProblem(res, body, app.initialConfig.bodyLimit ?? 0) ??
       rowsProblem(res.status, res.json, rows.length) ??
       (res.status === 400 && res.json?.data !== undefined ? 'a 400 with data' : null)
     if (problem) throw new Error(`${problem}\nbody: ${body.slice(0, 500)}`)
@@ -167,7 +167,7 @@ t.test('fuzzed retailer bodies: never a 5xx, every answer by the per-row rules, 
       if (coin(g, 4)) body = pick(g, ['{}', '[]', 'null', '[', '"rows"', JSON.stringify({ rows }), body.slice(0, -1)])
       const res = await send(base, { method: 'PUT', path: PLATFORM_RETAILERS_PATH, headers, body })
       requests++
-      const problem = responseProblem(res) ?? (res.status === 200 || res.status === 400 ? null : `status ${res.status}`) ??
+      const problem = responseProblem(res) ?? rowRouteStatusProblem(res, body, app.initialConfig.bodyLimit ?? 0) ??
         rowsProblem(res.status, res.json, rows.length) ??
         (res.status === 400 && res.json?.data !== undefined ? 'a 400 with data' : null)
       if (problem) throw new Error(`${problem}\nbody: ${body.slice(0, 500)}`)
@@ -281,7 +281,7 @@ t.test('fuzzed catalogue and deal bodies: never a 5xx, every answer by the per-r
     if (!clean && coin(g, 3)) body = pick(g, ['{}', '[]', 'null', '[', JSON.stringify({ rows }), body.slice(0, -1)])
     const res = await send(base, { method: 'PUT', path: catalogue ? PLATFORM_CATALOGUE_PATH : PLATFORM_DEALS_PATH, headers, body })
     for (const e of res.json?.data?.errors ?? []) statuses.set(e.code, (statuses.get(e.code) ?? 0) + 1)
-    const problem = responseProblem(res) ?? (res.status === 200 || res.status === 400 ? null : `status ${res.status}`) ??
+    const problem = responseProblem(res) ?? rowRouteStatusProblem(res, body, app.initialConfig.bodyLimit ?? 0) ??
       rowsProblem(res.status, res.json, rows.length) ??
       (res.status === 400 && res.json?.data !== undefined ? 'a 400 with data' : null)
     if (problem) throw new Error(`${problem}\nbody: ${body.slice(0, 500)}`)

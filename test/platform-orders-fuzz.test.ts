@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { build } from './helpers/build.js'
 import { credential, platformKey } from './helpers/fixtures.js'
-import { fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, send } from './helpers/fuzz.js'
+import { fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, rowRouteStatusProblem, send } from './helpers/fuzz.js'
 import {
   PLATFORM_ORDER_STATUS_PATH, PLATFORM_ORDERS_PATH, PLATFORM_POINTS_PATH, PLATFORM_SELLERS_PATH, STATUS_UPDATE_PATH
 } from '../src/routes/rest-contract.js'
@@ -144,9 +144,8 @@ t.test('fuzzed placements and transitions: never a 5xx, the per-row rules, and w
       let body = JSON.stringify(rows)
       if (coin(g, 3)) body = pick(g, ['{}', '[]', 'null', '[', body.slice(0, -1)])
       const res = await send(base, { method: 'POST', path: PLATFORM_ORDERS_PATH, headers: platform, body })
-      const problem = responseProblem(res) ?? (res.status === 200
-        ? rowsProblem(res.json, rows.length)
-        : res.status === 400 && res.json?.data === undefined ? null : `status ${res.status}`)
+      const problem = responseProblem(res) ?? rowRouteStatusProblem(res, body, app.initialConfig.bodyLimit ?? 0) ??
+        (res.status === 200 ? rowsProblem(res.json, rows.length) : res.status === 400 && res.json?.data !== undefined ? 'a 400 with data' : null)
       if (problem) throw new Error(`${problem}\nbody: ${body.slice(0, 600)}`)
       if (res.status === 200) {
         placements += res.json.data.inserted

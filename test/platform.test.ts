@@ -231,7 +231,9 @@ t.test('a backend terminated mid-batch: all or nothing, and a re-send converges'
   let victim: number | undefined
   for (let i = 0; i < 100 && victim === undefined; i++) {
     await new Promise((resolve) => setTimeout(resolve, 50))
-    const [row] = await database.sql`select pid from pg_locks where relation = 'stores'::regclass and not granted`
+    // This database's (pg_locks is the server's, and the test databases, copies of one template, share oids).
+    const [row] = await database.sql`select pid from pg_locks where relation = 'stores'::regclass and not granted
+      and database = (select oid from pg_database where datname = current_database())`
     victim = row?.pid
   }
   t.ok(victim, 'the batch is waiting inside its transaction')

@@ -85,8 +85,11 @@ t.test('the thread stopped while the sync waits for the seller\'s lock: 500, the
   const answer = fetch(`${base}${REFERENCES_SYNC_PATH}`, {
     method: 'PUT', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(rowsFor(ids, 'L'))
   })
+  // This database's waiter only: pg_locks is the whole server's, and a test file running beside this one can
+  // wait on the same key in its own database (it did in CI; the thread was then not started yet).
   await waitFor('the sync waits for the lock', async () => (await database.sql`select 1 from pg_locks
-    where locktype = 'advisory' and not granted and classid = ${lock[0]} and objid = ${lock[1]}`).length > 0, 10_000)
+    where locktype = 'advisory' and not granted and classid = ${lock[0]} and objid = ${lock[1]}
+      and database = (select oid from pg_database where datname = current_database())`).length > 0, 10_000)
   await app.referenceEngine.worker!.terminate()
   await holder`select pg_advisory_unlock(${lock[0]}, ${lock[1]})`
   const res = await answer

@@ -72,6 +72,20 @@ export async function listen (app: FastifyInstance): Promise<string> {
 const INTERNALS = /at [\w.<>]+ \(|\.(ts|js):\d+:\d+|Maximum call stack|TypeError|ReferenceError|Cannot read propert|INJECTED-42|Failed query|params:/
 
 /** The checks of every fuzzed response; returns the first problem found, or null. */
+/**
+ * For a route that answers a body row by row: 200 or 400, or 413 exactly when the body is over the limit
+ * (`hostileString` can make a few rows of it larger than 1 MiB), with the body-limit failure's own message.
+ */
+export function rowRouteStatusProblem (res: FuzzResponse, body: string, limit: number): string | null {
+  const over = Buffer.byteLength(body) > limit
+  if (res.status === 413) {
+    if (!over) return `413 for ${Buffer.byteLength(body)} bytes, under the limit of ${limit}`
+    return String(res.json?.message ?? '').startsWith('Request body is larger than the limit of ') ? null : `413 without its message: ${res.text.slice(0, 200)}`
+  }
+  if (over) return `status ${res.status} for ${Buffer.byteLength(body)} bytes, over the limit of ${limit}`
+  return res.status === 200 || res.status === 400 ? null : `status ${res.status}`
+}
+
 export function responseProblem (res: FuzzResponse): string | null {
   if (res.status >= 500) return `status ${res.status}: ${res.text.slice(0, 300)}`
   if (res.ms > SLOW_MS) return `slow: ${Math.round(res.ms)} ms`
