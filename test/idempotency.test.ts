@@ -5,6 +5,7 @@ import { purgeExpiredIdempotencyKeys } from '../src/idempotency/idempotency-key.
 import { TASKS } from '../src/effects/jobs.js'
 import { effectsTasks } from '../src/worker-tasks.js'
 import { build, rawClient, type TestDatabase } from './helpers/build.js'
+import { holdInTransaction } from './helpers/held-transaction.js'
 import { workerEnv } from './helpers/effects.js'
 import { faultProxy, serve } from './client/helpers.js'
 import { accept, createShop, orderStatus, reject } from './status-update/helpers.js'
@@ -117,18 +118,8 @@ t.test('a retry that arrives while the first is running waits for it and replays
   const [credential] = await slow.database.sql`select id from credentials order by id desc limit 1`
   const holder = rawClient(slow.database.url, { max: 1 })
   t.teardown(() => holder.end({ timeout: 1 }))
-  let release: () => void = () => {}
-  const held = new Promise<void>((resolve) => { release = resolve })
-  // Once the key is inserted (a fixed pause could end before on a loaded machine: the request would then
-  // take the key itself and answer 200).
-  let inserted: () => void = () => {}
-  const keyHeld = new Promise<void>((resolve) => { inserted = resolve })
-  const holding = holder.begin(async (sql) => {
-    await sql`insert into idempotency_keys (credential_id, key, fingerprint, expires_at) values (${credential!.id}, 'held-1', 'x', now() + interval '1 day')`
-    inserted()
-    await held
-  })
-  await Promise.race([keyHeld, holding])
+  const heldKey = await holdInTransaction(holder, (sql) =>
+    sql`insert into idempotency_keys (credential_id, key, fingerprint, expires_at) values (${credential!.id}, 'held-1', 'x', now() + interval '1 day')`)
   const busy = await postStatus(slow.app, slowKey, { order_status: [accept(order)] }, 'held-1')
   t.equal(busy.statusCode, 409)
   t.same(busy.json(), {
@@ -139,8 +130,7 @@ t.test('a retry that arrives while the first is running waits for it and replays
     code: 'IDEMPOTENCY_KEY_IN_USE'
   })
   t.equal(await orderStatus(slow.database, order!), 'ORDER_PLACED', 'nothing applied')
-  release()
-  await holding.catch(() => {})
+  await heldKey.release().catch(() => {})
 })
 
 t.test('an answer lost after the commit: the retry with the key gets it; work that did not commit stores nothing', async (t) => {

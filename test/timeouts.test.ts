@@ -1,5 +1,6 @@
 import t from 'tap'
 import { build, rawClient } from './helpers/build.js'
+import { holdInTransaction } from './helpers/held-transaction.js'
 import { credential, seedDemo } from './helpers/fixtures.js'
 import { accept, createShop, orderStatus, post } from './status-update/helpers.js'
 
@@ -26,18 +27,7 @@ t.test('an order held by another transaction past lock_timeout is that order\'s 
   const [a, b, c] = await shop.orders(3)
   const holder = rawClient(database.url, { max: 1 })
   t.teardown(() => holder.end({ timeout: 1 }))
-  let release: () => void = () => {}
-  const held = new Promise<void>((resolve) => { release = resolve })
-  // Waited for, not slept on: the holder's first connection can take longer than a fixed pause on a loaded
-  // machine, and a batch sent before the row is locked simply accepts all three.
-  let locked: () => void = () => {}
-  const lockTaken = new Promise<void>((resolve) => { locked = resolve })
-  const holding = holder.begin(async (sql) => {
-    await sql`select id from orders where id = ${b} for update`
-    locked()
-    await held
-  })
-  await Promise.race([lockTaken, holding])
+  const lock = await holdInTransaction(holder, (sql) => sql`select id from orders where id = ${b} for update`)
 
   const started = Date.now()
   const res = await post(app, key, { order_status: [accept(a), accept(b), accept(c)] })
@@ -49,8 +39,7 @@ t.test('an order held by another transaction past lock_timeout is that order\'s 
   t.ok(elapsed < 5000, `answered in ${elapsed} ms, not after the holder`)
   t.same([await orderStatus(database, a), await orderStatus(database, b), await orderStatus(database, c)], ['ORDER_ACCEPTED', 'ORDER_PLACED', 'ORDER_ACCEPTED'])
 
-  release()
-  await holding
+  await lock.release()
   const retry = await post(app, key, { order_status: [accept(a), accept(b), accept(c)] })
   t.same(retry.body.data.errors, [], 'the retry converges once the lock is gone')
   t.equal(await orderStatus(database, b), 'ORDER_ACCEPTED')
@@ -76,17 +65,7 @@ t.test('a read held up past the limits is a clean 503 TIMEOUT, in each endpoint\
     const token = await credential(database, 1, 'access-token')
     const apiKey = await credential(database, 1, 'api-key')
     const holder = rawClient(database.url, { max: 1 })
-    let release: () => void = () => {}
-    const held = new Promise<void>((resolve) => { release = resolve })
-    // Once the tables are locked (a fixed pause could end before, and the reads would then just answer).
-    let locked: () => void = () => {}
-    const lockTaken = new Promise<void>((resolve) => { locked = resolve })
-    const holding = holder.begin(async (sql) => {
-      await sql`lock table orders, outstanding_shipments in access exclusive mode`
-      locked()
-      await held
-    })
-    await Promise.race([lockTaken, holding])
+    const lock = await holdInTransaction(holder, (sql) => sql`lock table orders, outstanding_shipments in access exclusive mode`)
 
     const read = await app.inject({ method: 'POST', url: '/v2/graphql', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: { query: '{ orders { pageInfo { total } nodes { orderId } } }' } })
     t.equal(read.statusCode, 503, `${cause}: GraphQL read`)
@@ -96,8 +75,7 @@ t.test('a read held up past the limits is a clean 503 TIMEOUT, in each endpoint\
     const sync = await app.inject({ method: 'PUT', url: '/v2/shipments/outstanding/sync-data', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, payload: [{ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: 1 }] })
     t.equal(sync.statusCode, 503, `${cause}: sync`)
     t.same(sync.json(), { error: true, status: false, statusCode: 503, message: 'The database took too long to answer; nothing was applied, retry shortly', code: 'TIMEOUT' })
-    release()
-    await holding
+    await lock.release()
     await holder.end({ timeout: 1 })
     const [stored] = await database.sql`select count(*)::int as n from outstanding_shipments`
     t.equal(stored!.n, 0, 'nothing of the sync applied')

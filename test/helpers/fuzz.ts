@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
+import { RequestError } from '../../src/errors.js'
 
 /*
  * Shared pieces of the fuzz suites: hostile text, a fuzzed HTTP request against the app listening on
@@ -80,7 +81,7 @@ export function rowRouteStatusProblem (res: FuzzResponse, body: string, limit: n
   const over = Buffer.byteLength(body) > limit
   if (res.status === 413) {
     if (!over) return `413 for ${Buffer.byteLength(body)} bytes, under the limit of ${limit}`
-    return String(res.json?.message ?? '').startsWith('Request body is larger than the limit of ') ? null : `413 without its message: ${res.text.slice(0, 200)}`
+    return res.json?.message === new RequestError.PayloadTooLarge(limit).message ? null : `413 without its message: ${res.text.slice(0, 200)}`
   }
   if (over) return `status ${res.status} for ${Buffer.byteLength(body)} bytes, over the limit of ${limit}`
   return res.status === 200 || res.status === 400 ? null : `status ${res.status}`

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import type { Delivered } from '../helpers/webhooks.js'
 import { allRecorded, until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+import { holdInTransaction } from '../helpers/held-transaction.js'
 import { pruneWebhookLog } from '../../src/events/prune-events.js'
 import { dispatchEvents } from '../../src/webhooks/dispatch.js'
 
@@ -138,18 +139,9 @@ t.test('dispatch is not held off by the key-share lock an attempt row\'s foreign
   const receiver = await verifyingReceiver(t, () => [])
   const created = await m.webhooks(1, 'POST', '', { url: receiver.url })
   await m.place([{ orderId: 7101, seller: 1 }, { orderId: 7102, seller: 1 }])
-  let release: () => void = () => {}
-  const held = new Promise<void>((resolve) => { release = resolve })
-  let locked: () => void = () => {}
-  const lockTaken = new Promise<void>((resolve) => { locked = resolve })
   // What inserting an attempt does to its endpoint's row while its transaction runs.
-  const holder = m.database.sql.begin(async (sql) => {
-    await sql`select 1 from webhook_endpoints where id = ${created.json.data.id} for key share`
-    locked()
-    await held
-  })
-  await lockTaken
+  const lock = await holdInTransaction(m.database.sql, (sql) =>
+    sql`select 1 from webhook_endpoints where id = ${created.json.data.id} for key share`)
   t.same(await dispatchEvents(m.database.db), { queued: 2, busy: 0 }, 'queued while the lock is held')
-  release()
-  await holder
+  await lock.release()
 })
