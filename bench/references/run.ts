@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
+import os from 'node:os'
+import postgres from 'postgres'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchDatabase, machineLine } from '../lib/database.js'
@@ -29,7 +31,10 @@ import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
  *      of as many reads as the baseline's);
  *   6. the limit: the rotation's writes as bare SQL on the bench's connection, the orders page read meanwhile
  *      (what the database's share of a sync costs the reads);
- *   7. with BENCH_COMPARE_ROOT=<another checkout>: that checkout's server started on the same database too,
+ *   7. with BENCH_NICE_PAIRS=N: N pairs of the limit's writes with their backend at nice 0 and nice 19, and
+ *      what the server's backends were doing meanwhile (sampled from pg_stat_activity); then as long a CPU
+ *      burnt at nice 19 by a process that touches no table;
+ *   8. with BENCH_COMPARE_ROOT=<another checkout>: that checkout's server started on the same database too,
  *      and BENCH_COMPARE_CYCLES (3) cycles of [alone, sustained] on this checkout's server, then on that one:
  *      before and after in one process, on one seed, interleaved so that the machine's drift falls on both.
  *
@@ -101,6 +106,26 @@ async function startServer (
     if (Date.now() > deadline) throw new Error('server did not become ready in 60 s')
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
+}
+
+/**
+ * Samples what this database's other client backends (the server's, not `writer`) are doing until `until`
+ * resolves: active and on the CPU, or waiting and on what; counts of samples.
+ */
+async function sampleWaits (sql: postgres.Sql, writer: number, until: Promise<unknown>): Promise<Map<string, number>> {
+  const state = { done: false }
+  until.finally(() => { state.done = true }).catch(() => {})
+  const counts = new Map<string, number>()
+  while (!state.done) {
+    const rows = await sql<Array<{ what: string }>>`
+      select case when wait_event is null then 'active, on the CPU' else wait_event_type || ': ' || wait_event end as what
+      from pg_stat_activity
+      where datname = current_database() and backend_type = 'client backend' and state = 'active'
+        and pid not in (${writer}, pg_backend_pid())`
+    for (const { what } of rows) counts.set(what, (counts.get(what) ?? 0) + 1)
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  return counts
 }
 
 /** Reads orders pages in a loop until `until` resolves; the latency of each read. */
@@ -230,11 +255,11 @@ async function main (): Promise<void> {
     // The limit: the rotation's writes alone, as bare SQL on the bench's own connection (no HTTP, no
     // parsing, no reads, no decision, no idempotency): one UPDATE per type, the unique checks deferred, one
     // transaction. What the service's rotation would take if everything but PostgreSQL's writes were free.
-    const byType = new Map<string, { ids: number[], syncIds: string[] }>()
+    const byType = new Map<string, { ids: number[], positions: number[] }>()
     records.forEach((r, i) => {
-      const entry = byType.get(r.type) ?? { ids: [], syncIds: [] }
+      const entry = byType.get(r.type) ?? { ids: [], positions: [] }
       entry.ids.push(r.id)
-      entry.syncIds.push(`${r.type}-${(position[i] + lastShift + 1) % size.get(r.type)!}`)
+      entry.positions.push(position[i])
       byType.set(r.type, entry)
     })
     const tables: Record<string, [string, string, string]> = {
@@ -243,21 +268,63 @@ async function main (): Promise<void> {
       ITEM: ['items', 'id', 'item_sync_id'],
       OFFER: ['offers', 'id', 'offer_sync_id']
     }
-    t0 = performance.now()
-    const bare = sql.begin(async (tx) => {
+    /** Every record's sync ID moved by `shift` within its type, as bare SQL on `client`. */
+    const bareRotation = (client: postgres.Sql, shift: number) => client.begin(async (tx) => {
       await tx`set constraints all deferred`
-      for (const [type, { ids, syncIds }] of byType) {
+      for (const [type, { ids, positions }] of byType) {
         const [table, id, syncId] = tables[type]
+        const syncIds = positions.map((p) => `${type}-${(p + shift) % size.get(type)!}`)
         await tx.unsafe(`update ${table} x set ${syncId} = v.s from unnest($1::int[], $2::text[]) as v(id, s)
           where x.seller_id = ${SELLER} and x.${id} = v.id`, [ids, syncIds])
       }
     })
+    t0 = performance.now()
+    const bare = bareRotation(sql, lastShift + 1)
     // The orders page read meanwhile: what the database's share of a sync costs the reads, with no work
     // of the server's beside them.
     const [, limitReads] = await Promise.all([bare, readLoop(server.base, token, pages, bare)])
     const limitMs = performance.now() - t0
     log(`limit, the rotation's writes as bare SQL: ${(limitMs / 1000).toFixed(2)} s, ${fmt(records.length / (limitMs / 1000))} rows/s, ` +
       `${limitReads.length} orders reads meanwhile p99 ${percentile(limitReads, 0.99).toFixed(1)} ms`)
+
+    // BENCH_NICE_PAIRS=N: is what the bare writes cost the reads the CPU they take? N pairs of the limit's
+    // writes on a connection of their own, its backend at nice 0 and at nice 19 (os.setPriority: the
+    // embedded server's backends are this user's processes), in alternating order, each pair after 3 s
+    // of the reads alone; every phase's reads pooled. If the reads suffered for the CPU, the niced writes
+    // would cost them much less (bench/README "Sixth round").
+    const nicePairs = numberKnob('BENCH_NICE_PAIRS', 0, { min: 0, integer: true })
+    const nicePooled = new Map<string, number[]>()
+    const waited = new Map<string, number>()
+    for (let pair = 1, shift = lastShift + 2; pair <= nicePairs; pair++) {
+      const pool = (name: string) => nicePooled.get(name) ?? nicePooled.set(name, []).get(name)!
+      const alone = await readLoop(server.base, token, pages, sleep(3000))
+      pool('alone').push(...alone)
+      for (const nice of pair % 2 === 1 ? [0, 19] : [19, 0]) {
+        const client = postgres(bench.url, { max: 1, onnotice: () => {} })
+        try {
+          const [{ pid: backend }] = await client<Array<{ pid: number }>>`select pg_backend_pid() as pid`
+          os.setPriority(backend, nice)
+          const started = performance.now()
+          const writes = bareRotation(client, shift++)
+          const [, reads, waits] = await Promise.all([writes, readLoop(server.base, token, pages, writes),
+            sampleWaits(sql, backend, writes)])
+          for (const [what, n] of waits) waited.set(`${what} (writes at nice ${nice})`, (waited.get(`${what} (writes at nice ${nice})`) ?? 0) + n)
+          pool(`writes at nice ${nice}`).push(...reads)
+          log(`nice pair ${pair}, writes at nice ${nice}: ${(performance.now() - started).toFixed(0)} ms, ` +
+            `${reads.length} reads p99 ${percentile(reads, 0.99).toFixed(1)} ms (alone before: ${percentile(alone, 0.99).toFixed(1)} ms)`)
+        } finally {
+          await client.end()
+        }
+      }
+      // The same time of one CPU burnt at nice 19 by a process that touches no table: what any busy
+      // neighbour costs the reads on this machine.
+      const burner = spawn('nice', ['-n', '19', process.execPath, '-e', 'const end = Date.now() + 2800; while (Date.now() < end);'],
+        { stdio: 'ignore' })
+      const burnt = new Promise((resolve) => burner.once('exit', resolve))
+      const reads = await readLoop(server.base, token, pages, burnt)
+      pool('a CPU burnt at nice 19, no writes').push(...reads)
+      log(`nice pair ${pair}, a CPU burnt at nice 19: ${reads.length} reads p99 ${percentile(reads, 0.99).toFixed(1)} ms`)
+    }
 
     // Before and after: another checkout's server on the same database, the two measured in turn.
     type Pool = { reads: number[], rows: number, ms: number }
@@ -305,6 +372,17 @@ async function main (): Promise<void> {
     console.log(`| limit: the rotation's writes alone (bare SQL, one UPDATE per type) | ${(limitMs / 1000).toFixed(2)} | ` +
       `${fmt(records.length / (limitMs / 1000))} | | ${limitReads.length} | ${percentile(limitReads, 0.5).toFixed(1)} | ` +
       `${percentile(limitReads, 0.99).toFixed(1)} | |`)
+    if (nicePooled.size > 0) {
+      console.log(`\nThe limit's writes at normal and low CPU priority (BENCH_NICE_PAIRS=${nicePairs}), orders reads pooled:\n`)
+      console.log('| phase | orders page reads | p50 (ms) | p99 (ms) |')
+      console.log('|---|---|---|---|')
+      for (const [name, reads] of nicePooled) {
+        reads.sort((a, b) => a - b)
+        console.log(`| ${name} | ${reads.length} | ${percentile(reads, 0.5).toFixed(1)} | ${percentile(reads, 0.99).toFixed(1)} |`)
+      }
+      console.log('\nThe other backends of the database sampled meanwhile (every ~2 ms): state / wait event, samples\n')
+      for (const [what, n] of [...waited].sort()) console.log(`- ${what}: ${n}`)
+    }
     if (compared.size > 0) {
       console.log(`\nBefore and after (BENCH_COMPARE_ROOT), ${COMPARE_CYCLES} cycles of ${BASELINE_S} s alone and ${BASELINE_S} s of rotations back to back per server, pooled:\n`)
       console.log('| server | phase | rows/s | orders page reads | p50 (ms) | p99 (ms) | p99 / alone |')
