@@ -82,7 +82,9 @@ const CHANGES: Record<string, (m: EventMarket, id: number) => Promise<unknown>> 
       payload: JSON.stringify([{ type: 'OFFER', id: offersOf(1)[0], syncId: 'OF-MAPPED' }])
     })
     if (res.statusCode !== 200) throw new Error(res.body)
-  }
+  },
+  // No service path truncates; an operator's TRUNCATE has no rows to name, so it counts for every seller.
+  'a TRUNCATE of the selling units (shared: every seller)': (m) => m.database.sql`truncate selling_units`
 }
 
 t.test('anything else the order shows, changed since its last built event, makes the next status event build it again', async (t) => {
@@ -205,20 +207,21 @@ t.test('every table the order JSON reads is watched, and every column of orders 
   const m = await eventMarket(t)
   const watched = await m.database.sql`select w.table, array_agg(distinct w.op order by w.op) as ops from (
       select c.relname::text as table,
-        case when t.tgtype & 4 <> 0 then 'insert' when t.tgtype & 8 <> 0 then 'delete' else 'update' end as op
+        case when t.tgtype & 4 <> 0 then 'insert' when t.tgtype & 8 <> 0 then 'delete'
+          when t.tgtype & 32 <> 0 then 'truncate' else 'update' end as op
       from pg_trigger t join pg_class c on c.oid = t.tgrelid where t.tgname like '%content%') w
     group by 1 order by 1`
   t.same(watched, [
-    { table: 'items', ops: ['delete', 'update'] },
-    { table: 'offers', ops: ['delete', 'insert', 'update'] },
-    { table: 'order_items', ops: ['delete', 'insert', 'update'] },
-    { table: 'orders', ops: ['delete', 'update'] },
-    { table: 'retailers', ops: ['delete', 'update'] },
-    { table: 'seller_retailers', ops: ['delete', 'insert', 'update'] },
-    { table: 'seller_shops', ops: ['delete', 'insert', 'update'] },
-    { table: 'selling_units', ops: ['delete', 'insert', 'update'] },
-    { table: 'shops', ops: ['delete', 'update'] },
-    { table: 'skus', ops: ['delete', 'update'] }
+    { table: 'items', ops: ['delete', 'truncate', 'update'] },
+    { table: 'offers', ops: ['delete', 'insert', 'truncate', 'update'] },
+    { table: 'order_items', ops: ['delete', 'insert', 'truncate', 'update'] },
+    { table: 'orders', ops: ['delete', 'truncate', 'update'] },
+    { table: 'retailers', ops: ['delete', 'truncate', 'update'] },
+    { table: 'seller_retailers', ops: ['delete', 'insert', 'truncate', 'update'] },
+    { table: 'seller_shops', ops: ['delete', 'insert', 'truncate', 'update'] },
+    { table: 'selling_units', ops: ['delete', 'insert', 'truncate', 'update'] },
+    { table: 'shops', ops: ['delete', 'truncate', 'update'] },
+    { table: 'skus', ops: ['delete', 'truncate', 'update'] }
   ])
   const [columns] = await m.database.sql`select
       (select array_agg(a.attname::text order by a.attname) from pg_attribute a where a.attrelid = 'orders'::regclass and a.attnum > 0
