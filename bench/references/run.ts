@@ -47,6 +47,11 @@ const ROWS = numberKnob('BENCH_REFERENCE_ROWS', 100_000, { min: 1, integer: true
 const BASELINE_S = numberKnob('BENCH_BASELINE_S', 10, { above: 0 })
 const COMPARE_ROOT = process.env.BENCH_COMPARE_ROOT
 const COMPARE_CYCLES = numberKnob('BENCH_COMPARE_CYCLES', 3, { min: 1, integer: true })
+const NICE_PAIRS = numberKnob('BENCH_NICE_PAIRS', 0, { min: 0, integer: true })
+if (NICE_PAIRS > 0 && process.env.BENCH_DATABASE_URL) {
+  // Another server's backends belong to its own user: this process may not change their priority.
+  throw new Error('BENCH_NICE_PAIRS needs the embedded PostgreSQL (unset BENCH_DATABASE_URL)')
+}
 const SELLER = 1
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
@@ -292,10 +297,9 @@ async function main (): Promise<void> {
     // embedded server's backends are this user's processes), in alternating order, each pair after 3 s
     // of the reads alone; every phase's reads pooled. If the reads suffered for the CPU, the niced writes
     // would cost them much less (bench/README "Sixth round").
-    const nicePairs = numberKnob('BENCH_NICE_PAIRS', 0, { min: 0, integer: true })
     const nicePooled = new Map<string, number[]>()
     const waited = new Map<string, number>()
-    for (let pair = 1, shift = lastShift + 2; pair <= nicePairs; pair++) {
+    for (let pair = 1, shift = lastShift + 2; pair <= NICE_PAIRS; pair++) {
       const pool = (name: string) => nicePooled.get(name) ?? nicePooled.set(name, []).get(name)!
       const alone = await readLoop(server.base, token, pages, sleep(3000))
       pool('alone').push(...alone)
@@ -308,7 +312,10 @@ async function main (): Promise<void> {
           const writes = bareRotation(client, shift++)
           const [, reads, waits] = await Promise.all([writes, readLoop(server.base, token, pages, writes),
             sampleWaits(sql, backend, writes)])
-          for (const [what, n] of waits) waited.set(`${what} (writes at nice ${nice})`, (waited.get(`${what} (writes at nice ${nice})`) ?? 0) + n)
+          for (const [what, n] of waits) {
+            const name = `${what} (writes at nice ${nice})`
+            waited.set(name, (waited.get(name) ?? 0) + n)
+          }
           pool(`writes at nice ${nice}`).push(...reads)
           log(`nice pair ${pair}, writes at nice ${nice}: ${(performance.now() - started).toFixed(0)} ms, ` +
             `${reads.length} reads p99 ${percentile(reads, 0.99).toFixed(1)} ms (alone before: ${percentile(alone, 0.99).toFixed(1)} ms)`)
@@ -373,7 +380,7 @@ async function main (): Promise<void> {
       `${fmt(records.length / (limitMs / 1000))} | | ${limitReads.length} | ${percentile(limitReads, 0.5).toFixed(1)} | ` +
       `${percentile(limitReads, 0.99).toFixed(1)} | |`)
     if (nicePooled.size > 0) {
-      console.log(`\nThe limit's writes at normal and low CPU priority (BENCH_NICE_PAIRS=${nicePairs}), orders reads pooled:\n`)
+      console.log(`\nThe limit's writes at normal and low CPU priority (BENCH_NICE_PAIRS=${NICE_PAIRS}), orders reads pooled:\n`)
       console.log('| phase | orders page reads | p50 (ms) | p99 (ms) |')
       console.log('|---|---|---|---|')
       for (const [name, reads] of nicePooled) {
