@@ -7,6 +7,8 @@ import { build } from './helpers/build.js'
 import { deliveryRow, enqueueEvent, ordersIn, waitFor, workerEnv } from './helpers/effects.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { accept, createShop, post } from './status-update/helpers.js'
+import { webhookMarket } from './helpers/webhooks.js'
+import { dispatchEvents } from '../src/webhooks/dispatch.js'
 
 /* GET /metrics in Prometheus's text format: what it counts, and who may read it. */
 
@@ -94,4 +96,59 @@ t.test('the worker counts deliveries by transport and result', async (t) => {
   const payloads = await enqueueEvent(database, order!)
   await waitFor(t, 'delivered', async () => (await Promise.all(payloads.map((p) => deliveryRow(database, p.eventId)))).every((r) => r?.status === 'DELIVERED'))
   t.equal(value(samples(await metrics.registry.metrics()), 'oxs_notification_deliveries_total', { transport: 'log', result: 'delivered' }), 3)
+})
+
+t.test('the webhook endpoints\' backlog: endpoints by status, events not yet queued, deliveries due and for how long', async (t) => {
+  const m = await webhookMarket(t, { METRICS_TOKEN: TOKEN })
+  const scrape = async () => {
+    const res = await m.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })
+    t.equal(res.statusCode, 200)
+    return samples(res.body)
+  }
+  let all = await scrape()
+  t.same([value(all, 'oxs_webhook_endpoints', { status: 'ENABLED' }), value(all, 'oxs_webhook_events_behind'),
+    value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }), value(all, 'oxs_webhook_oldest_due_seconds')],
+  [0, 0, 0, 0], 'no endpoint: nothing behind')
+
+  // No deliverer runs here: what the log records waits, first to be queued, then to be sent.
+  const one = await m.webhooks(1, 'POST', '', { url: 'http://127.0.0.1:9/hook' })
+  const two = await m.webhooks(2, 'POST', '', { url: 'http://127.0.0.1:9/other' })
+  t.equal(one.status, 201)
+  t.equal(two.status, 201)
+  await m.place([{ orderId: 7001, seller: 1 }, { orderId: 7002, seller: 1 }, { orderId: 7003, seller: 2 }])
+  all = await scrape()
+  t.equal(value(all, 'oxs_webhook_endpoints', { status: 'ENABLED' }), 2)
+  t.equal(value(all, 'oxs_webhook_events_behind'), 3, 'three placements, none queued yet')
+  t.equal(value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }), 0)
+
+  t.match(await dispatchEvents(m.database.db), { queued: 3 })
+  await m.database.sql`update webhook_deliveries set next_attempt_at = now() - interval '90 seconds'
+    where id = (select min(id) from webhook_deliveries)`
+  await m.database.sql`update webhook_deliveries set next_attempt_at = now() + interval '5 minutes'
+    where id = (select max(id) from webhook_deliveries)`
+  all = await scrape()
+  t.equal(value(all, 'oxs_webhook_events_behind'), 0, 'queued: the cursors moved')
+  t.equal(value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }), 2)
+  t.equal(value(all, 'oxs_webhook_deliveries_pending', { state: 'scheduled' }), 1, 'a retry waiting')
+  const oldest = value(all, 'oxs_webhook_oldest_due_seconds')!
+  t.ok(oldest >= 90 && oldest < 150, `the oldest due delivery has waited about 90 s (${oldest})`)
+
+  // A disabled endpoint's deliveries are not sent, so they are not counted as waiting.
+  t.equal((await m.webhooks(2, 'PATCH', `/${two.json.data.id as string}`, { status: 'DISABLED' })).status, 200)
+  await m.place([{ orderId: 7004, seller: 2 }])
+  all = await scrape()
+  t.equal(value(all, 'oxs_webhook_endpoints', { status: 'ENABLED' }), 1)
+  t.equal(value(all, 'oxs_webhook_endpoints', { status: 'DISABLED' }), 1)
+  t.equal(value(all, 'oxs_webhook_events_behind'), 0, 'a disabled endpoint\'s seller is not behind')
+  const pending = (value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }) ?? 0) +
+    (value(all, 'oxs_webhook_deliveries_pending', { state: 'scheduled' }) ?? 0)
+  const [seller1] = await m.database.sql`select count(*)::int as n from webhook_deliveries where seller_id = 1 and status = 'PENDING'`
+  t.equal(pending, seller1!.n, 'only the enabled endpoint\'s deliveries')
+
+  // The database away: the scrape still answers, without the gauges it could not read.
+  await m.database.close()
+  const res = await m.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })
+  t.equal(res.statusCode, 200, 'answered')
+  t.equal(value(samples(res.body), 'oxs_webhook_endpoints', { status: 'ENABLED' }), undefined, 'no stale value')
+  t.ok(value(samples(res.body), 'oxs_process_resident_memory_bytes')! > 0, 'the rest is there')
 })

@@ -4,11 +4,13 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { RequestError } from '../errors.js'
 import { scrapedGauge, type ServiceMetrics } from '../metrics.js'
+import { readDeliveryBacklog, type DeliveryBacklog } from '../webhooks/delivery-backlog.js'
 
 /*
- * Metrics: every answer's duration by route pattern and status, the database pool and the job queue read
- * at scrape time, and GET /metrics for a caller with the metrics token (METRICS_TOKEN; the admin port of
- * server.ts serves the same registry without one). The other counters are counted where they happen.
+ * Metrics: every answer's duration by route pattern and status; the database pool, the job queue and the
+ * webhook endpoints' backlog, read at scrape time; and GET /metrics for a caller with the metrics token
+ * (METRICS_TOKEN; the admin port of server.ts serves the same registry without one). The other counters
+ * are counted where they happen.
  */
 
 declare module 'fastify' {
@@ -75,6 +77,42 @@ export default fp(async function metricsPlugin (app, options: { metrics: Service
     async (gauge) => {
       gauge.reset()
       for (const row of await queue()) gauge.set({ task: row.task }, row.oldest)
+    })
+
+  // The sellers' webhook endpoints: how many, and how far their deliveries are behind (delivery-backlog.ts).
+  // One read per scrape, shared by the four gauges (prom-client starts every collect at once, so they find
+  // the read in flight); the database away leaves them unset, as the queue's.
+  let backlogRead: Promise<DeliveryBacklog | null> | null = null
+  const backlog = (): Promise<DeliveryBacklog | null> => {
+    backlogRead ??= readDeliveryBacklog(app.database.db).catch(() => null).finally(() => { backlogRead = null })
+    return backlogRead
+  }
+  scrapedGauge(metrics, 'oxs_webhook_endpoints', 'The sellers\' webhook endpoints by status', ['status'], async (gauge) => {
+    gauge.reset()
+    const read = await backlog()
+    if (read) for (const [status, n] of Object.entries(read.endpoints)) gauge.set({ status }, n)
+  })
+  scrapedGauge(metrics, 'oxs_webhook_events_behind', 'Events not yet queued for the enabled endpoints of their sellers', [],
+    async (gauge) => {
+      gauge.reset()
+      const read = await backlog()
+      if (read) gauge.set(read.eventsBehind)
+    })
+  scrapedGauge(metrics, 'oxs_webhook_deliveries_pending',
+    'Deliveries to enabled endpoints not yet delivered or given up: due now, or scheduled later (a retry, or in flight)',
+    ['state'], async (gauge) => {
+      gauge.reset()
+      const read = await backlog()
+      if (read) {
+        gauge.set({ state: 'due' }, read.due)
+        gauge.set({ state: 'scheduled' }, read.scheduled)
+      }
+    })
+  scrapedGauge(metrics, 'oxs_webhook_oldest_due_seconds', 'How long the oldest due delivery to an enabled endpoint has waited', [],
+    async (gauge) => {
+      gauge.reset()
+      const read = await backlog()
+      if (read) gauge.set(read.oldestDueSeconds)
     })
 
   const token = app.config.METRICS_TOKEN

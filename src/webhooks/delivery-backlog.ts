@@ -1,0 +1,50 @@
+import { sql } from 'drizzle-orm'
+import type { Db } from '../db/client.js'
+
+/*
+ * How far the sellers' webhook endpoints are behind, for the operator's metrics (plugins/metrics.ts): one
+ * statement read at each scrape. Events wait twice on their way out: first to be queued for an endpoint
+ * (dispatch.ts moves each endpoint's cursor), then as a delivery until an attempt succeeds or is given up.
+ * A deliverer that is down or cannot keep up shows in both; a seller's endpoint that keeps failing shows in
+ * `scheduled` (retries waiting) until it is disabled.
+ */
+
+export interface DeliveryBacklog {
+  /** Endpoints by status. */
+  endpoints: { ENABLED: number, DISABLED: number }
+  /** Events of enabled endpoints' sellers after their cursors: not yet queued (the types filter not applied). */
+  eventsBehind: number
+  /** Deliveries of enabled endpoints still PENDING: due now, or scheduled later (a retry, or in flight). */
+  due: number
+  scheduled: number
+  /** How long the oldest due delivery has been due, in seconds (0 when none is). */
+  oldestDueSeconds: number
+}
+
+export async function readDeliveryBacklog (db: Db): Promise<DeliveryBacklog> {
+  const [row] = await db.execute<{
+    enabled: number, disabled: number, behind: string, due: number, scheduled: number, oldest: number
+  }>(sql`
+    select
+      (select count(*)::int from webhook_endpoints where status = 'ENABLED') as enabled,
+      (select count(*)::int from webhook_endpoints where status = 'DISABLED') as disabled,
+      (select coalesce(sum(greatest(c.last_sequence - w.last_sequence, 0)), 0)::text
+        from webhook_endpoints w join seller_event_counters c on c.seller_id = w.seller_id
+        where w.status = 'ENABLED') as behind,
+      d.due, d.scheduled, d.oldest
+    from (
+      select count(*) filter (where d.next_attempt_at <= now())::int as due,
+        count(*) filter (where d.next_attempt_at > now())::int as scheduled,
+        coalesce(extract(epoch from now() - min(d.next_attempt_at) filter (where d.next_attempt_at <= now())), 0)::float8
+          as oldest
+      from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
+      where d.status = 'PENDING' and w.status = 'ENABLED'
+    ) d`)
+  return {
+    endpoints: { ENABLED: row.enabled, DISABLED: row.disabled },
+    eventsBehind: Number(row.behind),
+    due: row.due,
+    scheduled: row.scheduled,
+    oldestDueSeconds: row.oldest
+  }
+}
