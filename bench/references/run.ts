@@ -6,7 +6,7 @@ import postgres from 'postgres'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchDatabase, machineLine } from '../lib/database.js'
-import { topUpReferenceRecords } from '../lib/reference-records.js'
+import { topUpReferenceRecords, type ReferenceRecord } from '../lib/reference-records.js'
 import { numberKnob } from '../lib/knobs.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { REFERENCES_SYNC_PATH } from '../../src/routes/rest-contract.js'
@@ -32,8 +32,9 @@ import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
  *   6. the limit: the rotation's writes as bare SQL on the bench's connection, the orders page read meanwhile
  *      (what the database's share of a sync costs the reads);
  *   7. with BENCH_NICE_PAIRS=N: N pairs of the limit's writes with their backend at nice 0 and nice 19, and
- *      what the server's backends were doing meanwhile (sampled from pg_stat_activity); then as long a CPU
- *      burnt at nice 19 by a process that touches no table;
+ *      what the server's backends were doing meanwhile (sampled from pg_stat_activity); then the same writes
+ *      on another seller's rows (none of which the reads join); then as long a CPU burnt at nice 19 by a
+ *      process that touches no table;
  *   8. with BENCH_COMPARE_ROOT=<another checkout>: that checkout's server started on the same database too,
  *      and BENCH_COMPARE_CYCLES (3) cycles of [alone, sustained] on this checkout's server, then on that one:
  *      before and after in one process, on one seed, interleaved so that the machine's drift falls on both.
@@ -53,6 +54,8 @@ if (NICE_PAIRS > 0 && process.env.BENCH_DATABASE_URL) {
   throw new Error('BENCH_NICE_PAIRS needs the embedded PostgreSQL (unset BENCH_DATABASE_URL)')
 }
 const SELLER = 1
+/** Another seller of the demo seed, whose rows the orders reads (seller 1's) never join. */
+const OTHER_SELLER = 2
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`)
@@ -113,6 +116,33 @@ async function startServer (
   }
 }
 
+const SYNC_ID_COLUMNS: Record<string, [string, string, string]> = {
+  RETAILER: ['seller_retailers', 'retailer_id', 'sync_id'],
+  SHOP: ['seller_shops', 'shop_id', 'sync_id'],
+  ITEM: ['items', 'id', 'item_sync_id'],
+  OFFER: ['offers', 'id', 'offer_sync_id']
+}
+
+/**
+ * The rotation's writes as bare SQL (no HTTP, parsing, reads, decision or idempotency): every one of
+ * `records`' sync IDs moved by `shift` within its type, one UPDATE per type, the unique checks deferred,
+ * one transaction on `client`.
+ */
+function bareRotation (seller: number, records: ReferenceRecord[]):
+(client: postgres.Sql, shift: number) => Promise<unknown> {
+  const byType = new Map<string, number[]>()
+  for (const r of records) byType.set(r.type, [...(byType.get(r.type) ?? []), r.id])
+  return (client, shift) => client.begin(async (tx) => {
+    await tx`set constraints all deferred`
+    for (const [type, ids] of byType) {
+      const [table, id, syncId] = SYNC_ID_COLUMNS[type]
+      const syncIds = ids.map((_, p) => `${type}-${(p + shift) % ids.length}`)
+      await tx.unsafe(`update ${table} x set ${syncId} = v.s from unnest($1::int[], $2::text[]) as v(id, s)
+        where x.seller_id = ${seller} and x.${id} = v.id`, [ids, syncIds])
+    }
+  })
+}
+
 /**
  * Samples what this database's other client backends (the server's, not `writer`) are doing until `until`
  * resolves: active and on the CPU, or waiting and on what; counts of samples.
@@ -171,6 +201,8 @@ async function main (): Promise<void> {
 
     // Seller 1's records, topped up with items and offers until there are ROWS of them.
     const records = await topUpReferenceRecords(sql, SELLER, ROWS)
+    // BENCH_NICE_PAIRS' last arm writes as many rows of another seller, none of which the reads join.
+    const otherRecords = NICE_PAIRS > 0 ? await topUpReferenceRecords(sql, OTHER_SELLER, ROWS) : []
     const [orders] = await sql`select count(*)::int as n from orders where seller_id = ${SELLER} and not is_deleted`
     await sql`vacuum analyze`
     await sql`checkpoint`
@@ -260,31 +292,9 @@ async function main (): Promise<void> {
     // The limit: the rotation's writes alone, as bare SQL on the bench's own connection (no HTTP, no
     // parsing, no reads, no decision, no idempotency): one UPDATE per type, the unique checks deferred, one
     // transaction. What the service's rotation would take if everything but PostgreSQL's writes were free.
-    const byType = new Map<string, { ids: number[], positions: number[] }>()
-    records.forEach((r, i) => {
-      const entry = byType.get(r.type) ?? { ids: [], positions: [] }
-      entry.ids.push(r.id)
-      entry.positions.push(position[i])
-      byType.set(r.type, entry)
-    })
-    const tables: Record<string, [string, string, string]> = {
-      RETAILER: ['seller_retailers', 'retailer_id', 'sync_id'],
-      SHOP: ['seller_shops', 'shop_id', 'sync_id'],
-      ITEM: ['items', 'id', 'item_sync_id'],
-      OFFER: ['offers', 'id', 'offer_sync_id']
-    }
-    /** Every record's sync ID moved by `shift` within its type, as bare SQL on `client`. */
-    const bareRotation = (client: postgres.Sql, shift: number) => client.begin(async (tx) => {
-      await tx`set constraints all deferred`
-      for (const [type, { ids, positions }] of byType) {
-        const [table, id, syncId] = tables[type]
-        const syncIds = positions.map((p) => `${type}-${(p + shift) % size.get(type)!}`)
-        await tx.unsafe(`update ${table} x set ${syncId} = v.s from unnest($1::int[], $2::text[]) as v(id, s)
-          where x.seller_id = ${SELLER} and x.${id} = v.id`, [ids, syncIds])
-      }
-    })
+    const rotateSeller = bareRotation(SELLER, records)
     t0 = performance.now()
-    const bare = bareRotation(sql, lastShift + 1)
+    const bare = rotateSeller(sql, lastShift + 1)
     // The orders page read meanwhile: what the database's share of a sync costs the reads, with no work
     // of the server's beside them.
     const [, limitReads] = await Promise.all([bare, readLoop(server.base, token, pages, bare)])
@@ -299,6 +309,7 @@ async function main (): Promise<void> {
     // would cost them much less (bench/README "Sixth round").
     const nicePooled = new Map<string, number[]>()
     const waited = new Map<string, number>()
+    const rotateOther = bareRotation(OTHER_SELLER, otherRecords)
     for (let pair = 1, shift = lastShift + 2; pair <= NICE_PAIRS; pair++) {
       const pool = (name: string) => nicePooled.get(name) ?? nicePooled.set(name, []).get(name)!
       const alone = await readLoop(server.base, token, pages, sleep(3000))
@@ -309,7 +320,7 @@ async function main (): Promise<void> {
           const [{ pid: backend }] = await client<Array<{ pid: number }>>`select pg_backend_pid() as pid`
           os.setPriority(backend, nice)
           const started = performance.now()
-          const writes = bareRotation(client, shift++)
+          const writes = rotateSeller(client, shift++)
           const [, reads, waits] = await Promise.all([writes, readLoop(server.base, token, pages, writes),
             sampleWaits(sql, backend, writes)])
           for (const [what, n] of waits) {
@@ -319,6 +330,21 @@ async function main (): Promise<void> {
           pool(`writes at nice ${nice}`).push(...reads)
           log(`nice pair ${pair}, writes at nice ${nice}: ${(performance.now() - started).toFixed(0)} ms, ` +
             `${reads.length} reads p99 ${percentile(reads, 0.99).toFixed(1)} ms (alone before: ${percentile(alone, 0.99).toFixed(1)} ms)`)
+        } finally {
+          await client.end()
+        }
+      }
+      // The same writes on another seller's rows, none of which the reads join: what writes cost the reads
+      // through the machine (caches, memory, the WAL) rather than through the rows they read.
+      {
+        const client = postgres(bench.url, { max: 1, onnotice: () => {} })
+        try {
+          const started = performance.now()
+          const writes = rotateOther(client, pair)
+          const reads = await readLoop(server.base, token, pages, writes)
+          pool('writes at nice 0 on another seller\'s rows').push(...reads)
+          log(`nice pair ${pair}, writes on seller ${OTHER_SELLER}'s rows: ${(performance.now() - started).toFixed(0)} ms, ` +
+            `${reads.length} reads p99 ${percentile(reads, 0.99).toFixed(1)} ms`)
         } finally {
           await client.end()
         }
