@@ -100,6 +100,32 @@ export function scrapedGauge<L extends string> (metrics: ServiceMetrics, name: s
 }
 
 /**
+ * One read for several gauges of a scrape (a statement of the database's): prom-client starts every gauge's
+ * collect at once, so they find the read in flight and share it; the next scrape reads again. A failed read
+ * (the database away) gives null.
+ */
+export function readPerScrape<T> (read: () => Promise<T>): () => Promise<T | null> {
+  let inFlight: Promise<T | null> | null = null
+  return () => {
+    inFlight ??= read().catch(() => null).finally(() => { inFlight = null })
+    return inFlight
+  }
+}
+
+/**
+ * A gauge set from `read` (readPerScrape) at each scrape, emptied first: when the read fails it has no
+ * value rather than a stale one, and the scrape still answers.
+ */
+export function gaugeFromRead<T, L extends string> (metrics: ServiceMetrics, read: () => Promise<T | null>,
+  name: string, help: string, labelNames: L[], set: (gauge: Gauge<L>, value: T) => void): Gauge<L> {
+  return scrapedGauge(metrics, name, help, labelNames, async (gauge) => {
+    gauge.reset()
+    const value = await read()
+    if (value !== null) set(gauge, value)
+  })
+}
+
+/**
  * The registry on an admin port of its own (METRICS_PORT): GET /metrics and nothing else, no token, bound
  * to METRICS_HOST (127.0.0.1 by default) so only the host's scraper reaches it.
  */

@@ -3,8 +3,8 @@ import { sql } from 'drizzle-orm'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { RequestError } from '../errors.js'
-import { scrapedGauge, type ServiceMetrics } from '../metrics.js'
-import { readDeliveryBacklog, type DeliveryBacklog } from '../webhooks/delivery-backlog.js'
+import { gaugeFromRead, readPerScrape, scrapedGauge, type ServiceMetrics } from '../metrics.js'
+import { readDeliveryBacklog } from '../webhooks/delivery-backlog.js'
 
 /*
  * Metrics: every answer's duration by route pattern and status; the database pool, the job queue and the
@@ -52,68 +52,37 @@ export default fp(async function metricsPlugin (app, options: { metrics: Service
     })
 
   // The queue as graphile-worker keeps it: jobs due and not taken (waiting), taken (running), and how
-  // long the oldest due job has waited, per task. Read from the database at each scrape.
-  const queue = async (): Promise<Array<{ task: string, waiting: number, running: number, oldest: number }>> => {
-    try {
-      return await app.database.db.execute<{ task: string, waiting: number, running: number, oldest: number }>(sql`
-        select task_identifier as task,
-               count(*) filter (where locked_at is null and run_at <= now() and attempts < max_attempts)::int as waiting,
-               count(*) filter (where locked_at is not null)::int as running,
-               coalesce(extract(epoch from now() - min(run_at) filter (where locked_at is null and run_at <= now() and attempts < max_attempts)), 0)::float8 as oldest
-        from graphile_worker.jobs group by task_identifier`)
-    } catch {
-      return [] // the database is away: the scrape still answers, without these
-    }
-  }
-  scrapedGauge(metrics, 'oxs_job_queue_jobs', 'Jobs of the effects queue by task and state (waiting: due, not taken; running)', ['task', 'state'],
-    async (gauge) => {
-      gauge.reset()
-      for (const row of await queue()) {
+  // long the oldest due job has waited, per task. One statement per scrape for both gauges.
+  const queue = readPerScrape(() => app.database.db.execute<{ task: string, waiting: number, running: number, oldest: number }>(sql`
+    select task_identifier as task,
+           count(*) filter (where locked_at is null and run_at <= now() and attempts < max_attempts)::int as waiting,
+           count(*) filter (where locked_at is not null)::int as running,
+           coalesce(extract(epoch from now() - min(run_at) filter (where locked_at is null and run_at <= now() and attempts < max_attempts)), 0)::float8 as oldest
+    from graphile_worker.jobs group by task_identifier`))
+  gaugeFromRead(metrics, queue, 'oxs_job_queue_jobs', 'Jobs of the effects queue by task and state (waiting: due, not taken; running)',
+    ['task', 'state'], (gauge, rows) => {
+      for (const row of rows) {
         gauge.set({ task: row.task, state: 'waiting' }, row.waiting)
         gauge.set({ task: row.task, state: 'running' }, row.running)
       }
     })
-  scrapedGauge(metrics, 'oxs_job_queue_oldest_waiting_seconds', 'How long the oldest due job of each task has waited', ['task'],
-    async (gauge) => {
-      gauge.reset()
-      for (const row of await queue()) gauge.set({ task: row.task }, row.oldest)
-    })
+  gaugeFromRead(metrics, queue, 'oxs_job_queue_oldest_waiting_seconds', 'How long the oldest due job of each task has waited', ['task'],
+    (gauge, rows) => { for (const row of rows) gauge.set({ task: row.task }, row.oldest) })
 
   // The sellers' webhook endpoints: how many, and how far their deliveries are behind (delivery-backlog.ts).
-  // One read per scrape, shared by the four gauges (prom-client starts every collect at once, so they find
-  // the read in flight); the database away leaves them unset, as the queue's.
-  let backlogRead: Promise<DeliveryBacklog | null> | null = null
-  const backlog = (): Promise<DeliveryBacklog | null> => {
-    backlogRead ??= readDeliveryBacklog(app.database.db).catch(() => null).finally(() => { backlogRead = null })
-    return backlogRead
-  }
-  scrapedGauge(metrics, 'oxs_webhook_endpoints', 'The sellers\' webhook endpoints by status', ['status'], async (gauge) => {
-    gauge.reset()
-    const read = await backlog()
-    if (read) for (const [status, n] of Object.entries(read.endpoints)) gauge.set({ status }, n)
-  })
-  scrapedGauge(metrics, 'oxs_webhook_events_behind', 'Events not yet queued for the enabled endpoints of their sellers', [],
-    async (gauge) => {
-      gauge.reset()
-      const read = await backlog()
-      if (read) gauge.set(read.eventsBehind)
-    })
-  scrapedGauge(metrics, 'oxs_webhook_deliveries_pending',
+  const backlog = readPerScrape(() => readDeliveryBacklog(app.database.db))
+  gaugeFromRead(metrics, backlog, 'oxs_webhook_endpoints', 'The sellers\' webhook endpoints by status', ['status'],
+    (gauge, read) => { for (const [status, n] of Object.entries(read.endpoints)) gauge.set({ status }, n) })
+  gaugeFromRead(metrics, backlog, 'oxs_webhook_events_behind', 'Events not yet queued for the enabled endpoints of their sellers', [],
+    (gauge, read) => gauge.set(read.eventsBehind))
+  gaugeFromRead(metrics, backlog, 'oxs_webhook_deliveries_pending',
     'Deliveries to enabled endpoints not yet delivered or given up: due now, or scheduled later (a retry, or in flight)',
-    ['state'], async (gauge) => {
-      gauge.reset()
-      const read = await backlog()
-      if (read) {
-        gauge.set({ state: 'due' }, read.due)
-        gauge.set({ state: 'scheduled' }, read.scheduled)
-      }
+    ['state'], (gauge, read) => {
+      gauge.set({ state: 'due' }, read.due)
+      gauge.set({ state: 'scheduled' }, read.scheduled)
     })
-  scrapedGauge(metrics, 'oxs_webhook_oldest_due_seconds', 'How long the oldest due delivery to an enabled endpoint has waited', [],
-    async (gauge) => {
-      gauge.reset()
-      const read = await backlog()
-      if (read) gauge.set(read.oldestDueSeconds)
-    })
+  gaugeFromRead(metrics, backlog, 'oxs_webhook_oldest_due_seconds', 'How long the oldest due delivery to an enabled endpoint has waited', [],
+    (gauge, read) => gauge.set(read.oldestDueSeconds))
 
   const token = app.config.METRICS_TOKEN
   if (token) {

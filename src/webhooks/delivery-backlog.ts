@@ -25,14 +25,16 @@ export async function readDeliveryBacklog (db: Db): Promise<DeliveryBacklog> {
   const [row] = await db.execute<{
     enabled: number, disabled: number, behind: string, due: number, scheduled: number, oldest: number
   }>(sql`
-    select
-      (select count(*)::int from webhook_endpoints where status = 'ENABLED') as enabled,
-      (select count(*)::int from webhook_endpoints where status = 'DISABLED') as disabled,
+    select e.enabled, e.disabled,
       (select coalesce(sum(greatest(c.last_sequence - w.last_sequence, 0)), 0)::text
         from webhook_endpoints w join seller_event_counters c on c.seller_id = w.seller_id
         where w.status = 'ENABLED') as behind,
       d.due, d.scheduled, d.oldest
     from (
+      select count(*) filter (where status = 'ENABLED')::int as enabled,
+        count(*) filter (where status = 'DISABLED')::int as disabled
+      from webhook_endpoints
+    ) e, (
       select count(*) filter (where d.next_attempt_at <= now())::int as due,
         count(*) filter (where d.next_attempt_at > now())::int as scheduled,
         coalesce(extract(epoch from now() - min(d.next_attempt_at) filter (where d.next_attempt_at <= now())), 0)::float8
