@@ -530,6 +530,12 @@ export const webhookEndpoints = pgTable('webhook_endpoints', {
   lastSequence: bigint('last_sequence', { mode: 'number' }).notNull(),
   /** Since when every attempt failed (null after a success): five days of it disables the endpoint. */
   failingSince: timestamp('failing_since', { withTimezone: true }),
+  /**
+   * The stores of the credential that made it (its scope): only events of these stores' orders, and of no
+   * order, are sent to it, and only a credential whose scope covers these sees or changes it. Null: the
+   * whole seller.
+   */
+  storeIds: integer('store_ids').array(),
   createdAt: createdAt(),
   updatedAt: updatedAt()
 }, (t) => [index('webhook_endpoints_seller_idx').on(t.sellerId)])
@@ -554,9 +560,17 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   status: webhookDeliveryStatus('status').notNull().default('PENDING'),
   attempts: integer('attempts').notNull().default(0),
   nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull().defaultNow(),
+  /** Claimed by a deliverer until then (in flight); null or past: not claimed. */
+  leasedUntil: timestamp('leased_until', { withTimezone: true }),
+  /** Queued by a replay (at most one replay of an endpoint is pending at a time). */
+  replay: boolean('replay').notNull().default(false),
   createdAt: createdAt(),
   finishedAt: timestamp('finished_at', { withTimezone: true })
 }, (t) => [
+  // One endpoint's due rows in order: the fair claim takes a few from each endpoint.
+  index('webhook_deliveries_endpoint_due_idx').on(t.endpointId, t.nextAttemptAt, t.id).where(sql`status = 'PENDING'`),
+  // The rows in flight per endpoint (few): the claim counts them against the per-endpoint cap.
+  index('webhook_deliveries_leased_idx').on(t.endpointId, t.leasedUntil).where(sql`status = 'PENDING' and leased_until is not null`),
   // (next attempt, id): a dispatch queues thousands of rows with one next_attempt_at; with the id in the key
   // a claim reads them in its own order and stops at its limit, instead of sorting the whole tie.
   index('webhook_deliveries_due_idx').on(t.nextAttemptAt, t.id).where(sql`status = 'PENDING'`),
