@@ -138,7 +138,9 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_SECRETS_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })),
   /**
    * Let the sellers' endpoints be http:// and on loopback or private addresses (a developer's receiver on
-   * localhost). Default: on in testing, off in production, where only https:// to public addresses is sent.
+   * localhost). Off unless set, in every environment: on, any key holder can point an endpoint at a
+   * service inside the network and read its answer's first bytes in the delivery log (server-side request
+   * forgery). Only https:// to public addresses is sent otherwise.
    */
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Optional(Type.Boolean()),
   /** How long an endpoint has to answer an event with a 2xx (the attempt fails after it). */
@@ -201,9 +203,9 @@ export function corsOrigins (config: Config): string[] {
   return config.CORS_ORIGINS.split(',').map((o) => o.trim()).filter((o) => o !== '')
 }
 
-/** Whether the sellers' webhook endpoints may be http:// and private addresses. */
+/** Whether the sellers' webhook endpoints may be http:// and private addresses: an explicit opt-in only. */
 export function webhookPrivateNetworksAllowed (config: Config): boolean {
-  return config.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? config.ORDER_EXCHANGE_ENV === 'testing'
+  return config.WEBHOOK_ALLOW_PRIVATE_NETWORKS === true
 }
 
 export class ConfigError extends Error {

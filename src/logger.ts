@@ -25,15 +25,42 @@ function cut (text: string, max = MESSAGE_MAX): string {
   return text.length > max ? `${text.slice(0, max)}…` : text
 }
 
+/*
+ * Free text from elsewhere (a library's log message, an error's message, a receiver's or provider's answer)
+ * is scrubbed on its way into a line, whoever logs it: graphile-worker writes "Failed query: … params: …"
+ * into its own messages, and an HTTP error may quote the URL it was sent to, token and all. What goes:
+ * - a statement's parameters (`params: …` up to the stack, or to the end);
+ * - our secrets (`oxs_…`), Standard Webhooks secrets (`whsec_…`), bearer tokens;
+ * - a URL's userinfo and query (`https://user:pass@host/path?token=…` shows as `https://host/path`);
+ * - phone numbers: runs of 10 to 15 digits, with an optional + and single spaces or dashes between.
+ * Structured fields that we write ourselves (ids, counts) are not touched: only strings at the top of a line.
+ */
+const SCRUBS: Array<[RegExp, string]> = [
+  [/\bparams: [\s\S]*?(?=\n\s+at |$)/g, 'params: [not logged]'],
+  [/\boxs_(?:test|live)_[A-Za-z0-9_-]+/g, 'oxs_[secret]'],
+  [/\bwhsec_[A-Za-z0-9+/=]+/g, 'whsec_[secret]'],
+  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [secret]'],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/?#@]*@)?([^\s/?#]+)([^\s?#'"]*)[?#][^\s'"]*/gi, '$1$2$3'],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, '$1'],
+  [/(?<![\w.])\+?\d(?:[ -]?\d){9,14}(?![\w.])/g, '[phone]']
+]
+
+/** `text` with parameters, secrets, URL queries and phone numbers taken out (see SCRUBS). */
+export function scrubbedText (text: string): string {
+  let out = text
+  for (const [pattern, replacement] of SCRUBS) out = out.replace(pattern, replacement)
+  return out
+}
+
 /** An error's message with nothing of the statement's parameters in it. */
 export function scrubbedMessage (err: unknown): string {
-  if (!(err instanceof Error)) return cut(String(err))
+  if (!(err instanceof Error)) return cut(scrubbedText(String(err)))
   // Drizzle's DrizzleQueryError: "Failed query: <sql>\nparams: <values>"; the driver's error is its cause.
   if ('params' in err || /^Failed query: /.test(err.message)) {
     const cause = (err as { cause?: unknown }).cause
     return cut(`Failed query${cause === undefined ? '' : `: ${scrubbedMessage(cause)}`}`)
   }
-  return cut(err.message)
+  return cut(scrubbedText(err.message))
 }
 
 interface SerializedError { [key: string]: unknown, type: string, message: string, stack: string }
@@ -66,6 +93,24 @@ export function loggerOptions (config: Pick<Config, 'LOG_LEVEL'>, tracing?: Trac
     level: config.LOG_LEVEL,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     serializers: { err: (err: unknown) => serializeError(err), error: (err: unknown) => serializeError(err) },
+    hooks: { logMethod: scrubbedLogMethod },
+    formatters: { log: scrubbedFields },
     ...(tracing ? { mixin: () => tracing.logFields() } : {})
   }
+}
+
+/** Every string argument of a log call (the message, printf arguments) scrubbed (see SCRUBS). */
+function scrubbedLogMethod (this: unknown, args: unknown[], method: (...args: unknown[]) => void): void {
+  method.apply(this, args.map((arg) => typeof arg === 'string' ? scrubbedText(arg) : arg))
+}
+
+/** A line's top-level string fields scrubbed: an `err: e.message` or `reason: …` a caller passed as text. */
+function scrubbedFields (fields: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | null = null
+  for (const [key, value] of Object.entries(fields)) {
+    if (typeof value !== 'string') continue
+    const clean = scrubbedText(value)
+    if (clean !== value) (out ??= { ...fields })[key] = clean
+  }
+  return out ?? fields
 }

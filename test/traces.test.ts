@@ -83,7 +83,7 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
   const database = openDatabase(fixtures.url, { max: 5, observer: tracing.sqlObserver(fixtures.url) })
   t.teardown(() => database.close())
   // Rate limits on, as in production: the GraphQL cost is worked out for the bucket, and the span reports it.
-  const config = testConfig(fixtures, { WEBHOOK_SECRETS_KEY: secretsKey, RATE_LIMIT_ENABLED: 'true' })
+  const config = testConfig(fixtures, { WEBHOOK_SECRETS_KEY: secretsKey, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', RATE_LIMIT_ENABLED: 'true' })
   const lines: string[] = []
   const sink = new Writable({ write (chunk, _enc, cb) { lines.push(chunk.toString()); cb() } })
   const logger = pino(loggerOptions({ LOG_LEVEL: 'info' }, tracing) as pino.LoggerOptions, sink)
@@ -147,6 +147,7 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
   const worker = await spawnWorker(t, {
     DATABASE_URL: fixtures.url,
     WEBHOOK_SECRETS_KEY: secretsKey,
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WORKER_POLL_INTERVAL_MS: '100',
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
     OTEL_SERVICE_NAME: 'order-exchange-worker',

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm'
 import type { Db } from '../db/client.js'
 import { recordSellerEvent } from '../events/record-events.js'
 import { EVENT_BODY_TEXT } from './event-body.js'
+import { shownUrl } from '../outbound/shown-url.js'
 
 /*
  * The delivery queue's statements (webhook_deliveries, see db/schema.ts): claiming what is due, and
@@ -159,7 +160,7 @@ async function disableEndpoints (db: Db, which: ReturnType<typeof sql>, reason: 
       if (row === undefined) return
       // The log's counter last: see record-events.ts.
       await recordSellerEvent(tx, row.sellerId, 'webhook.endpoint_disabled',
-        `webhook endpoint ${id} (${row.url.slice(0, 200)}) disabled: ${reason}`)
+        `webhook endpoint ${id} (${shownUrl(row.url)}) disabled: ${reason}`)
     })
   }
 }

@@ -137,7 +137,11 @@ t.test('410 disables the endpoint and a webhook.endpoint_disabled event goes to 
   const gone = await verifyingReceiver(t, () => [], () => 410)
   let secret = ''
   const other = await verifyingReceiver(t, () => [secret])
-  const dead = await m.webhooks(1, 'POST', '', { url: gone.url })
+  // A receiver's token in its query: never in the event, which the feed and the other endpoints get.
+  const goneUrl = new URL(gone.url)
+  goneUrl.pathname = '/gone'
+  goneUrl.search = '?token=SECRET-410-TOKEN'
+  const dead = await m.webhooks(1, 'POST', '', { url: goneUrl.href })
   const alive = await m.webhooks(1, 'POST', '', { url: other.url })
   secret = alive.json.data.secret
   await m.deliverer({ retryWait: fast })
@@ -148,6 +152,13 @@ t.test('410 disables the endpoint and a webhook.endpoint_disabled event goes to 
   t.match(endpoint, { status: 'DISABLED', disabledReason: 'the endpoint answered 410 Gone' })
   const events = (await m.follow(await m.token(1))).events
   t.match(events.at(-1), { type: 'webhook.endpoint_disabled', order: null, reason: new RegExp(dead.json.data.id) })
+  const disabled = events.at(-1) as { reason: string }
+  const shown = `http://${goneUrl.host}/gone`
+  t.ok(disabled.reason.includes(`(${shown})`), `the reason shows scheme, host and path only: ${disabled.reason}`)
+  const pushed = other.delivered.find((d) => d.type === 'webhook.endpoint_disabled')!
+  for (const [where, text] of [['feed', JSON.stringify(disabled)], ['webhook', JSON.stringify(pushed.body)]]) {
+    t.notOk(text.includes('SECRET-410-TOKEN'), `no query token in the ${where}`)
+  }
   // Nothing more goes to it, and enabling it again resumes.
   await m.place([{ orderId: 4002, seller: 1 }])
   await until(t, 'the next order at the other endpoint', () => other.delivered.some((d) => d.orderId === '4002'))
@@ -229,7 +240,7 @@ t.test('the worker SIGKILLed mid-delivery: the deliveries in flight are sent aga
   const receiver = await verifyingReceiver(t, () => [secret], () => hang ? 'hang' : 200)
   const created = await m.webhooks(1, 'POST', '', { url: receiver.url })
   secret = created.json.data.secret
-  const env = { DATABASE_URL: m.database.url, SEED_DEMO: 'false', WEBHOOK_DELIVERY_TIMEOUT_MS: '1000' }
+  const env = { DATABASE_URL: m.database.url, SEED_DEMO: 'false', WEBHOOK_DELIVERY_TIMEOUT_MS: '1000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }
   const first = await spawnWorker(t, env)
   await fourEventsEach(m, 4401, 6)
   await until(t, 'first attempts in flight', () => receiver.received.length >= 6)

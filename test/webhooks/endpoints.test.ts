@@ -544,10 +544,16 @@ t.test('registration refuses private and non-https URLs when private networks ar
   t.equal((await m.webhooks(1, 'POST', '', { url: 'https://8.8.8.8:8443/hook' })).status, 201)
 })
 
-t.test('testing allows a receiver on this machine by default (WEBHOOK_ALLOW_PRIVATE_NETWORKS unset)', async (t) => {
-  const m = await webhookMarket(t)
-  for (const url of ['http://127.0.0.1:9/hook', 'http://localhost:9/', 'https://10.0.0.1/']) {
-    t.equal((await m.webhooks(1, 'POST', '', { url })).status, 201, url)
+t.test('private networks are an explicit opt-in: off by default in every environment, testing included', async (t) => {
+  const off = await webhookMarket(t, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: '' })
+  t.equal(off.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS, undefined, 'the switch is unset')
+  t.equal(off.config.ORDER_EXCHANGE_ENV, 'testing')
+  for (const url of ['http://127.0.0.1:9/hook', 'http://localhost:9/', 'https://10.0.0.1/', 'https://127.0.0.1:8443/admin']) {
+    t.match(await off.webhooks(1, 'POST', '', { url }), { status: 400, json: { code: 'INVALID_WEBHOOK_URL' } }, `unset: ${url} refused`)
   }
-  t.match(await m.webhooks(1, 'POST', '', { url: 'ftp://127.0.0.1/' }), { status: 400, json: { code: 'INVALID_WEBHOOK_URL' } })
+  const on = await webhookMarket(t, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })
+  for (const url of ['http://127.0.0.1:9/hook', 'http://localhost:9/', 'https://10.0.0.1/']) {
+    t.equal((await on.webhooks(1, 'POST', '', { url })).status, 201, `opted in: ${url}`)
+  }
+  t.match(await on.webhooks(1, 'POST', '', { url: 'ftp://127.0.0.1/' }), { status: 400, json: { code: 'INVALID_WEBHOOK_URL' } })
 })
