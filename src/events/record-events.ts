@@ -119,7 +119,10 @@ export async function recordEvents (tx: Tx, events: readonly OrderEvent[]): Prom
  * events here; `counted`, each seller's number of them; `bumped`, each seller's counter after the upsert.
  * The counters are taken in seller id order (the upsert writes its rows in the order it reads them); each
  * event's number is `bumped.last_sequence - counted.n + e.rank` (ranked on the small input rows: a window
- * over the written rows would sort their JSON).
+ * over the written rows would sort their JSON). `stamped` is the events' one time: read once every counter's
+ * lock is granted, so every event of the statement has it, and the seller's next writer (who waits for
+ * this commit on that lock) reads a later one: times never go back along a sequence. (A time per row would
+ * follow the order PostgreSQL writes the rows in, which is not the sequence's.)
  */
 export function numberedEventsCtes (events: readonly OrderEvent[]): SQL {
   const rows = events.map((e, n) => ({
@@ -144,6 +147,8 @@ export function numberedEventsCtes (events: readonly OrderEvent[]): SQL {
       select seller_id, n from counted order by seller_id
       on conflict (seller_id) do update set last_sequence = c.last_sequence + excluded.last_sequence
       returning seller_id, last_sequence
+    ), stamped as materialized (
+      select max(clock_timestamp()) as at from bumped
     )`
 }
 
@@ -188,22 +193,20 @@ export function recordEventsStatement (events: readonly OrderEvent[], traceparen
       e.previous_status::order_status, e.reason`
   const joined = sql`e join counted c on c.seller_id = e.seller_id join bumped b on b.seller_id = e.seller_id
       join orders o on o.id = e.order_id`
-  // The event's time is read after the counter's lock was granted (the rows join the upsert's), so times
-  // never go back along a sequence.
   return sql`
     with ${numberedEventsCtes(events)}, ${SMALL_EVENTS}, picked as materialized (
       select distinct order_id as id from e where e.n not in (select n from small)
     ) ${order.ctes}, built as (
       insert into seller_events (seller_id, sequence, type, order_id, store_id, previous_status, reason, order_json,
         order_list_lengths, occurred_at, traceparent, content_snapshot, content_xid, order_shape)
-      select ${numbered}, ${order.text}, ${order.lengths}, clock_timestamp(), ${traceparent}::text,
+      select ${numbered}, ${order.text}, ${order.lengths}, (select at from stamped), ${traceparent}::text,
         pg_current_snapshot(), pg_current_xact_id(), ${sql.raw(String(ORDER_SHAPE))}
       from ${joined} ${order.joins}
       where e.n not in (select n from small)
     )
     insert into seller_events (seller_id, sequence, type, order_id, store_id, previous_status, reason,
       occurred_at, traceparent, base_sequence, order_status, order_is_actionable, order_updated_at)
-    select ${numbered}, clock_timestamp(), ${traceparent}::text, s.sequence, e.status::order_status, e.is_actionable,
+    select ${numbered}, (select at from stamped), ${traceparent}::text, s.sequence, e.status::order_status, e.is_actionable,
       o.updated_at
     from ${joined} join small s on s.n = e.n`
 }

@@ -178,7 +178,10 @@ export async function eventLogProblems (sql: postgres.Sql): Promise<string[]> {
     (select coalesce(json_agg(e.sequence), '[]') from seller_events e
       left join seller_events b on b.seller_id = e.seller_id and b.sequence = e.base_sequence
       where e.base_sequence is not null and (b.order_json is null or b.order_id <> e.order_id or b.sequence >= e.sequence
-        or e.order_json is not null or e.order_updated_at is null or e.order_is_actionable is null)) as small_without_base`
+        or e.order_json is not null or e.order_updated_at is null or e.order_is_actionable is null)) as small_without_base,
+    (select coalesce(json_agg(json_build_array(x.seller_id, x.sequence)), '[]') from (
+      select seller_id, sequence, occurred_at < lag(occurred_at) over (partition by seller_id order by sequence) as back
+      from seller_events) x where x.back) as time_goes_back`
   const problems: string[] = []
   for (const [name, found] of Object.entries(row)) {
     if ((found as unknown[]).length > 0) problems.push(`${name}: ${JSON.stringify(found).slice(0, 500)}`)
