@@ -48,9 +48,13 @@ export function requestErrorOf (error: FastifyError, request: FastifyRequest): F
   return asRequestError(error, request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit ?? 0)
 }
 
-/** Unreachable database: warn; a 5xx: the whole error; a client's mistake: one line. */
+/**
+ * Unreachable database: warn, with the error; any other 503 (load shed, a feature not configured): warn,
+ * one line with its code, no stack (nothing failed); a 5xx: the whole error; a client's mistake: one line.
+ */
 export function logRequestError (request: FastifyRequest, error: FastifyError, rendered: FastifyError): void {
-  if (rendered.statusCode === 503) request.log.warn({ err: error }, 'database unavailable')
+  if (rendered.statusCode === 503 && isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'database unavailable')
+  else if (rendered.statusCode === 503) request.log.warn({ code: rendered.code, statusCode: 503 }, `service unavailable: ${rendered.message}`)
   else if (rendered.statusCode! >= 500) request.log.error({ err: error }, 'request failed')
   else {
     const reason = error.message.slice(0, 300)

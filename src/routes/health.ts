@@ -6,7 +6,7 @@ const healthRoutes: FastifyPluginAsync = async (app) => {
   app.get('/health/live', async () => ({ status: 'ok' }))
   app.get('/health/ready', async (request, reply) => {
     // Shedding load (plugins/load-shedding.ts): not ready for more until it recovers.
-    if (app.isUnderPressure()) return reply.code(503).send({ status: 'unavailable', reason: 'overloaded' })
+    if (app.shedding()) return reply.code(503).send({ status: 'unavailable', reason: 'overloaded' })
     try {
       await app.database.db.execute(sql`select 1`)
       // With a replica: how far behind it is and where reads go. A lagging or lost replica does not make
