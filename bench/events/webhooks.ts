@@ -263,12 +263,13 @@ export async function main (): Promise<void> {
     const createEndpoints = async (): Promise<void> => {
       for (let i = 1; i <= ENDPOINTS; i++) {
         const made = await database.db.transaction((tx) =>
-          createEndpoint(tx, SELLER, { url: `${receiver.url}/endpoint-${i}`, types: null, description: `bench ${i}` }, box))
+          createEndpoint(tx, { sellerId: SELLER, storeIds: null }, { url: `${receiver.url}/endpoint-${i}`, types: null, description: `bench ${i}` }, box))
         endpointIds.push(made.id)
       }
     }
     const deleteEndpoints = async (): Promise<void> => {
-      for (const id of endpointIds) await database.db.transaction((tx) => deleteEndpoint(tx, SELLER, id))
+      const scope = { sellerId: SELLER, storeIds: null }
+      for (const id of endpointIds) await database.db.transaction((tx) => deleteEndpoint(tx, scope, id))
       endpointIds = []
     }
 

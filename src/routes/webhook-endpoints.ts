@@ -5,7 +5,8 @@ import { webhookPrivateNetworksAllowed } from '../config.js'
 import { created, success } from '../rest-envelope.js'
 import { checkEndpointUrl } from '../outbound/address-policy.js'
 import {
-  createEndpoint, deleteEndpoint, listAttempts, listEndpoints, replayEvents, rotateSecret, sendTestEvent, updateEndpoint
+  createEndpoint, deleteEndpoint, listAttempts, listEndpoints, replayEvents, rotateSecret, sendTestEvent,
+  updateEndpoint, type EndpointScope
 } from '../webhooks/endpoints.js'
 import { SecretBox } from '../webhooks/secret-box.js'
 import { WebhookError, WebhookText } from '../webhooks/texts.js'
@@ -13,8 +14,10 @@ import { restEndpoints, routePath, WEBHOOK_ENDPOINTS_PATH } from './rest-contrac
 
 /*
  * The seller's webhook endpoints (README "Webhook endpoints"): thin handlers over webhooks/endpoints.ts,
- * with the API key as a Bearer token. Every route is the caller's seller's alone: another seller's endpoint
- * id is the same 404 as one that does not exist, and so is an id that is not a UUID. Paths, requests and
+ * with the API key as a Bearer token. Every route acts within the key's scope (its seller, and its stores when
+ * the key is narrowed to some): an endpoint outside it (another seller's, or for a narrowed key one made by a
+ * key of wider scope) is the same 404 as one that does not exist, and so is an id that is not a UUID. An
+ * endpoint made by a narrowed key keeps its stores and is sent only their orders' events. Paths, requests and
  * answers are the REST contract's (rest-contract.ts). No Idempotency-Key (README): a replayed creation would
  * have to store the secret in the clear.
  */
@@ -51,7 +54,8 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     config: { rateLimit: { max: app.config.RATE_LIMIT_WEBHOOKS_PER_MINUTE, timeWindow: 60_000 } }
   }
   const db = app.database.db
-  const sellerOf = (request: FastifyRequest): number => request.caller!.sellerId
+  const scopeOf = (request: FastifyRequest): EndpointScope =>
+    ({ sellerId: request.caller!.sellerId, storeIds: request.caller!.storeIds })
   const endpointId = (id: string): string => {
     if (!UUID.test(id)) throw WebhookError.notFound()
     return id.toLowerCase()
@@ -73,16 +77,16 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     const sealer = openBox()
     const { url, types, description } = request.body
     const input = { url: await checkedUrl(url), types: types ?? null, description: description ?? '' }
-    const endpoint = await db.transaction((tx) => createEndpoint(tx, sellerOf(request), input, sealer))
+    const endpoint = await db.transaction((tx) => createEndpoint(tx, scopeOf(request), input, sealer))
     // Never the secret: it is in the answer alone.
-    request.log.info({ sellerId: sellerOf(request), endpointId: endpoint.id }, 'webhook endpoint created')
+    request.log.info({ sellerId: request.caller!.sellerId, endpointId: endpoint.id }, 'webhook endpoint created')
     return reply.code(201).send(created(WebhookText.created, endpoint))
   })
 
   app.get(routePath(list.path), {
     ...common,
     schema: { response: list.responses }
-  }, async (request) => success(WebhookText.listed, { endpoints: await listEndpoints(db, sellerOf(request)) }))
+  }, async (request) => success(WebhookText.listed, { endpoints: await listEndpoints(db, scopeOf(request)) }))
 
   app.patch(routePath(update.path), {
     ...common,
@@ -92,7 +96,7 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     const patch = request.body
     if (Object.keys(patch).length === 0) throw WebhookError.invalid(WebhookText.emptyPatch)
     if (patch.url !== undefined) await checkedUrl(patch.url)
-    const endpoint = await updateEndpoint(db, sellerOf(request), id, patch)
+    const endpoint = await updateEndpoint(db, scopeOf(request), id, patch)
     return success(WebhookText.updated, endpoint)
   })
 
@@ -101,7 +105,7 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     schema: { params: remove.params, response: remove.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
-    await deleteEndpoint(db, sellerOf(request), id)
+    await deleteEndpoint(db, scopeOf(request), id)
     return success(WebhookText.deleted, { id })
   })
 
@@ -111,7 +115,7 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
   }, async (request) => {
     const id = endpointId(request.params.id)
     const sealer = openBox()
-    const rotated = await rotateSecret(db, sellerOf(request), id, sealer)
+    const rotated = await rotateSecret(db, scopeOf(request), id, sealer)
     return success(WebhookText.rotated, rotated)
   })
 
@@ -120,7 +124,7 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     schema: { params: test.params, response: test.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
-    const sent = await db.transaction((tx) => sendTestEvent(tx, sellerOf(request), id))
+    const sent = await db.transaction((tx) => sendTestEvent(tx, scopeOf(request), id))
     return success(WebhookText.testQueued, sent)
   })
 
@@ -130,7 +134,7 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
   }, async (request) => {
     const id = endpointId(request.params.id)
     const { status, after, limit } = request.query
-    const page = await listAttempts(db, sellerOf(request), id, { status: status ?? null, after: after ?? '0', limit: limit === undefined ? 50 : Number(limit) })
+    const page = await listAttempts(db, scopeOf(request), id, { status: status ?? null, after: after ?? '0', limit: limit === undefined ? 50 : Number(limit) })
     return success(WebhookText.attempts, page)
   })
 
@@ -139,7 +143,7 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     schema: { params: replay.params, body: replay.request, response: replay.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
-    const replayed = await db.transaction((tx) => replayEvents(tx, sellerOf(request), id, request.body))
+    const replayed = await db.transaction((tx) => replayEvents(tx, scopeOf(request), id, request.body))
     return success(WebhookText.replayQueued, replayed)
   })
 }

@@ -30,16 +30,18 @@ export async function dispatchEvents (db: Db): Promise<{ queued: number, busy: n
     for (;;) {
       const [row] = await db.execute<{ read: number, queued: number, locked: number }>(sql`
         with ep as materialized (
-          select id, seller_id, types, last_sequence from webhook_endpoints
+          select id, seller_id, types, store_ids, last_sequence from webhook_endpoints
           where id = ${id}::uuid and status = 'ENABLED' for no key update skip locked
         ), ev as materialized (
-          select e.sequence, e.type, e.order_id from ep, seller_events e
+          select e.sequence, e.type, e.order_id, e.store_id from ep, seller_events e
           where e.seller_id = ep.seller_id and e.sequence > ep.last_sequence order by e.sequence limit ${SLICE}::int
         ), ins as (
           insert into webhook_deliveries (endpoint_id, seller_id, sequence, type, order_id)
           select ep.id, ep.seller_id, ev.sequence, ev.type, ev.order_id from ep, ev
-          -- A test event is its endpoint's alone (queued when it is sent); the rest as the endpoint's types say.
+          -- A test event is its endpoint's alone (queued when it is sent); the rest as the endpoint's types say,
+          -- and of its stores' orders only when it is narrowed (store_ids), as the feed shows a narrowed reader.
           where ev.type <> 'webhook.test' and (ep.types is null or ev.type = any(ep.types))
+            and (ep.store_ids is null or ev.store_id is null or ev.store_id = any(ep.store_ids))
           order by ev.sequence
           returning 1
         ), moved as (

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { sql } from 'drizzle-orm'
+import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import type { EventType, WebhookEndpointStatus } from '../db/schema.js'
 import { recordSellerEvent } from '../events/record-events.js'
@@ -11,9 +11,34 @@ import { MAX_ENDPOINTS, MAX_REPLAY_EVENTS, WebhookError } from './texts.js'
 
 /*
  * The seller's webhook endpoints (REST /v2/webhooks/endpoints): each function takes the transaction first
- * and the seller, and touches only that seller's endpoints. Another seller's endpoint is "not found", as an
- * id that does not exist. Checking a URL (syntax, scheme, where it resolves) is the route's, before this.
+ * and the caller's scope (its seller, maybe narrowed to some stores), and touches only the endpoints within
+ * that scope (`withinScope`). Another seller's endpoint, or one made by a credential of wider scope, is
+ * "not found", as an id that does not exist. An endpoint keeps the scope of the credential that made it
+ * (store_ids) and is sent, or replayed, only events of its stores' orders and of no order (`eventInScope`).
+ * Checking a URL (syntax, scheme, where it resolves) is the route's, before this.
  */
+
+/** Who acts on endpoints: a seller's credential, narrowed to some of its stores or not (null: all of them). */
+export interface EndpointScope { sellerId: number, storeIds: number[] | null }
+
+/**
+ * The endpoints (`webhook_endpoints`, unaliased) the scope sees and changes: the seller's, and for a narrowed
+ * credential only those whose own stores lie within its (never a whole-seller endpoint).
+ */
+function withinScope (scope: EndpointScope): SQL {
+  const seller = sql`seller_id = ${scope.sellerId}::int`
+  if (scope.storeIds === null) return seller
+  return sql`${seller} and store_ids is not null and store_ids <@ ${sql.param(scope.storeIds)}::int[]`
+}
+
+/**
+ * The events of `seller_events` aliased `e` an endpoint of these stores (null: the whole seller) is sent: of
+ * its stores' orders, and of no order (webhook.test, webhook.endpoint_disabled), as the feed shows them.
+ */
+function eventInScope (storeIds: number[] | null): SQL {
+  if (storeIds === null) return sql`true`
+  return sql`(e.store_id is null or e.store_id = any(${sql.param(storeIds)}::int[]))`
+}
 
 export type EndpointView = {
   id: string
@@ -47,32 +72,33 @@ const PREVIOUS_SECRET_HOURS = 24
  * secret: shown once, kept only encrypted. The seller's endpoints are counted under a lock of the seller's
  * so two concurrent creations cannot both be the tenth.
  */
-export async function createEndpoint (tx: Tx, sellerId: number, input: NewEndpoint, box: SecretBox):
+export async function createEndpoint (tx: Tx, scope: EndpointScope, input: NewEndpoint, box: SecretBox):
 Promise<EndpointView & { secret: string }> {
+  const { sellerId } = scope
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext('webhook_endpoints'), ${sellerId}::int)`)
   const [{ n }] = await tx.execute<{ n: number }>(sql`select count(*)::int as n from webhook_endpoints where seller_id = ${sellerId}::int`)
   if (n >= MAX_ENDPOINTS) throw WebhookError.tooMany()
   const id = randomUUID()
   const secret = newEndpointSecret()
   const [row] = await tx.execute<EndpointView>(sql`
-    insert into webhook_endpoints (id, seller_id, url, types, description, secret, last_sequence)
-    values (${id}::uuid, ${sellerId}::int, ${input.url}, ${typesParam(input.types)}, ${input.description},
-      ${box.seal(id, secret)},
+    insert into webhook_endpoints (id, seller_id, store_ids, url, types, description, secret, last_sequence)
+    values (${id}::uuid, ${sellerId}::int, ${storesParam(scope.storeIds)}, ${input.url}, ${typesParam(input.types)},
+      ${input.description}, ${box.seal(id, secret)},
       coalesce((select last_sequence from seller_event_counters where seller_id = ${sellerId}::int), 0))
     returning ${VIEW}`)
   return { ...row, secret }
 }
 
-export async function listEndpoints (tx: Tx, sellerId: number): Promise<EndpointView[]> {
+export async function listEndpoints (tx: Tx, scope: EndpointScope): Promise<EndpointView[]> {
   return await tx.execute<EndpointView>(sql`select ${VIEW} from webhook_endpoints
-    where seller_id = ${sellerId}::int order by created_at, id`)
+    where ${withinScope(scope)} order by created_at, id`)
 }
 
 /**
  * Changes what the patch gives. Disabling pauses the endpoint where it is: nothing is sent and its cursor
  * stays, so enabling it again sends what was recorded meanwhile (as far as the log keeps it), in order.
  */
-export async function updateEndpoint (tx: Tx, sellerId: number, id: string, patch: EndpointPatch):
+export async function updateEndpoint (tx: Tx, scope: EndpointScope, id: string, patch: EndpointPatch):
 Promise<EndpointView> {
   const sets = [sql`updated_at = now()`]
   if (patch.url !== undefined) sets.push(sql`url = ${patch.url}`)
@@ -81,34 +107,35 @@ Promise<EndpointView> {
   if (patch.status === 'ENABLED') sets.push(sql`status = 'ENABLED', disabled_reason = null, failing_since = null`)
   if (patch.status === 'DISABLED') sets.push(sql`status = 'DISABLED', disabled_reason = coalesce(disabled_reason, 'disabled by the seller')`)
   const [row] = await tx.execute<EndpointView>(sql`update webhook_endpoints set ${sql.join(sets, sql`, `)}
-    where id = ${id}::uuid and seller_id = ${sellerId}::int returning ${VIEW}`)
+    where id = ${id}::uuid and ${withinScope(scope)} returning ${VIEW}`)
   if (row === undefined) throw WebhookError.notFound()
   return row
 }
 
 /** Deletes the endpoint with its queue and attempt log. */
-export async function deleteEndpoint (tx: Tx, sellerId: number, id: string): Promise<void> {
-  const rows = await tx.execute(sql`delete from webhook_endpoints where id = ${id}::uuid and seller_id = ${sellerId}::int returning 1`)
+export async function deleteEndpoint (tx: Tx, scope: EndpointScope, id: string): Promise<void> {
+  const rows = await tx.execute(sql`delete from webhook_endpoints where id = ${id}::uuid and ${withinScope(scope)} returning 1`)
   if (rows.length === 0) throw WebhookError.notFound()
 }
 
 /** A new secret; the one it replaces keeps signing (a second `v1,` entry) for 24 hours. */
-export async function rotateSecret (tx: Tx, sellerId: number, id: string, box: SecretBox): Promise<{ secret: string }> {
+export async function rotateSecret (tx: Tx, scope: EndpointScope, id: string, box: SecretBox):
+Promise<{ secret: string }> {
   const secret = newEndpointSecret()
   const rows = await tx.execute(sql`update webhook_endpoints
     set previous_secret = secret, previous_secret_until = now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS}::int),
       secret = ${box.seal(id, secret)}, updated_at = now()
-    where id = ${id}::uuid and seller_id = ${sellerId}::int returning 1`)
+    where id = ${id}::uuid and ${withinScope(scope)} returning 1`)
   if (rows.length === 0) throw WebhookError.notFound()
   return { secret }
 }
 
 /** The endpoint's row locked for a change that depends on it, or not found. */
-type LockedEndpoint = { status: WebhookEndpointStatus, types: EventType[] | null }
-async function lockedEndpoint (tx: Tx, sellerId: number, id: string): Promise<LockedEndpoint> {
+type LockedEndpoint = { status: WebhookEndpointStatus, types: EventType[] | null, storeIds: number[] | null }
+async function lockedEndpoint (tx: Tx, scope: EndpointScope, id: string): Promise<LockedEndpoint> {
   const [row] = await tx.execute<LockedEndpoint>(sql`
-    select status, types::text[] as types from webhook_endpoints
-    where id = ${id}::uuid and seller_id = ${sellerId}::int for update`)
+    select status, types::text[] as types, store_ids as "storeIds" from webhook_endpoints
+    where id = ${id}::uuid and ${withinScope(scope)} for update`)
   if (row === undefined) throw WebhookError.notFound()
   return row
 }
@@ -117,9 +144,10 @@ async function lockedEndpoint (tx: Tx, sellerId: number, id: string): Promise<Lo
  * Records a `webhook.test` event in the seller's log (the feed shows it too) and queues it for this endpoint
  * alone: other endpoints are not sent another one's test.
  */
-export async function sendTestEvent (tx: Tx, sellerId: number, id: string):
+export async function sendTestEvent (tx: Tx, scope: EndpointScope, id: string):
 Promise<{ eventId: string, sequence: string }> {
-  const endpoint = await lockedEndpoint(tx, sellerId, id)
+  const { sellerId } = scope
+  const endpoint = await lockedEndpoint(tx, scope, id)
   if (endpoint.status !== 'ENABLED') throw WebhookError.disabled()
   const sequence = await recordSellerEvent(tx, sellerId, 'webhook.test', `test sent to webhook endpoint ${id}`)
   await tx.execute(sql`insert into webhook_deliveries (endpoint_id, seller_id, sequence, type)
@@ -131,17 +159,21 @@ export type ReplayRequest = { after: string } | { eventIds: string[] }
 
 /**
  * Queues events again for this endpoint: those after a sequence (of its types, at most MAX_REPLAY_EVENTS;
- * `through` says where to continue), or the given ids (every one must be in the log, else nothing is
- * queued). A replayed event of an order goes behind that order's events already queued, like any other.
+ * `through` says where to continue), or the given ids (every one must be in the log and in the endpoint's
+ * scope, else nothing is queued: one outside it is not found, as one not in the log). A replayed event of an
+ * order goes behind that order's events already queued, like any other.
  */
-export async function replayEvents (tx: Tx, sellerId: number, id: string, request: ReplayRequest):
+export async function replayEvents (tx: Tx, scope: EndpointScope, id: string, request: ReplayRequest):
 Promise<{ queued: number, through: string | null }> {
-  const endpoint = await lockedEndpoint(tx, sellerId, id)
+  const { sellerId } = scope
+  const endpoint = await lockedEndpoint(tx, scope, id)
+  const inScope = eventInScope(endpoint.storeIds)
   let picked
   if ('after' in request) {
     const types = endpoint.types === null ? sql`` : sql`and e.type = any(${typesParam(endpoint.types)})`
     picked = sql`select e.sequence, e.type, e.order_id from seller_events e
       where e.seller_id = ${sellerId}::int and e.sequence > ${request.after}::bigint and e.type <> 'webhook.test' ${types}
+        and ${inScope}
       order by e.sequence limit ${MAX_REPLAY_EVENTS}::int`
   } else {
     const sequences: string[] = []
@@ -150,8 +182,8 @@ Promise<{ queued: number, through: string | null }> {
       if (sequence === null) throw WebhookError.eventNotFound(given)
       sequences.push(sequence)
     }
-    const found = await tx.execute<{ sequence: string }>(sql`select sequence::text as sequence from seller_events
-      where seller_id = ${sellerId}::int and sequence = any(${sql.param(sequences)}::bigint[])`)
+    const found = await tx.execute<{ sequence: string }>(sql`select e.sequence::text as sequence from seller_events e
+      where e.seller_id = ${sellerId}::int and e.sequence = any(${sql.param(sequences)}::bigint[]) and ${inScope}`)
     const kept = new Set(found.map((r) => r.sequence))
     const missing = request.eventIds.find((_, i) => !kept.has(sequences[i]))
     if (missing !== undefined) throw WebhookError.eventNotFound(missing)
@@ -183,9 +215,10 @@ export type AttemptView = {
 export interface AttemptFilter { status: 'SUCCEEDED' | 'FAILED' | null, after: string, limit: number }
 
 /** The endpoint's attempt log, oldest first, after an attempt id. */
-export async function listAttempts (tx: Tx, sellerId: number, id: string, filter: AttemptFilter):
+export async function listAttempts (tx: Tx, scope: EndpointScope, id: string, filter: AttemptFilter):
 Promise<{ attempts: AttemptView[], pageInfo: { hasNext: boolean, endCursor: string } }> {
-  const [endpoint] = await tx.execute(sql`select 1 from webhook_endpoints where id = ${id}::uuid and seller_id = ${sellerId}::int`)
+  const { sellerId } = scope
+  const [endpoint] = await tx.execute(sql`select 1 from webhook_endpoints where id = ${id}::uuid and ${withinScope(scope)}`)
   if (endpoint === undefined) throw WebhookError.notFound()
   const status = filter.status === null ? sql`` : sql`and a.succeeded = ${filter.status === 'SUCCEEDED'}`
   const rows = await tx.execute<AttemptView & { sequence: string }>(sql`
@@ -199,6 +232,10 @@ Promise<{ attempts: AttemptView[], pageInfo: { hasNext: boolean, endCursor: stri
     attempts: page.map(({ sequence, ...a }) => ({ ...a, eventId: eventId(sellerId, sequence) })),
     pageInfo: { hasNext: rows.length > filter.limit, endCursor: page.at(-1)?.id ?? filter.after }
   }
+}
+
+function storesParam (storeIds: number[] | null) {
+  return storeIds === null ? null : sql`${sql.param(storeIds)}::int[]`
 }
 
 function typesParam (types: EventType[] | null) {
