@@ -104,7 +104,8 @@ function take (receiver: Receiver): Promise<Taken> {
 
 /** The statements a deliverer sends, by kind (deliveries.ts, dispatch.ts). */
 const STATEMENT_KINDS: Array<[string, RegExp]> = [
-  ['claim', /with due as/],
+  ['claim', /from due join webhook_deliveries q/],
+  ['secrets', /as "previousSecret"/],
   ['record attempts', /with r as/],
   ['endpoint health', /failing_since/],
   ['dispatch', /with ep as materialized|w\.last_sequence < c\.last_sequence/],
