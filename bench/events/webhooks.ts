@@ -109,7 +109,7 @@ const STATEMENT_KINDS: Array<[string, RegExp]> = [
   ['record attempts', /with r as/],
   ['endpoint health', /failing_since/],
   ['dispatch', /with ep as materialized|w\.last_sequence < c\.last_sequence/],
-  ['next due', /min\(d\.next_attempt_at\)/]
+  ['next due', /min\(d\.next_attempt_at\)|lease_ends/]
 ]
 
 interface Timing { count: number, ms: number }
