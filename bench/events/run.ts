@@ -16,6 +16,7 @@ import { median } from '../lib/median.js'
 import { numberKnob } from '../lib/knobs.js'
 import { ordersIn, placementMaker, statusBatchMaker } from './fixtures.js'
 import { main as webhooksMain } from './webhooks.js'
+import { main as fairnessMain } from './fairness.js'
 
 /*
  * npm run bench:events — issue 24: what the event log costs the writes it records, and how fast the feed
@@ -38,7 +39,8 @@ import { main as webhooksMain } from './webhooks.js'
  *   BENCH_ORDERS=20000 BENCH_RUNS=3 BENCH_DURATION=3 BENCH_ROUNDS=2 npm run bench:events
  *
  * BENCH_WEBHOOKS=1 runs issue 25's webhook deliveries instead (webhooks.ts: throughput, commit-to-delivery
- * latency, and what enabled endpoints cost the status update).
+ * latency, and what enabled endpoints cost the status update); BENCH_WEBHOOKS=fairness one seller's endpoint
+ * hanging with 10,000 deliveries pending against another seller's test ping (fairness.ts).
  */
 
 const ORDERS = numberKnob('BENCH_ORDERS', 40_000, { min: 1, integer: true })
@@ -163,5 +165,7 @@ async function main (): Promise<void> {
   }
 }
 
-// BENCH_WEBHOOKS=1: the sellers' webhook deliveries instead (issue 25, webhooks.ts).
-(process.env.BENCH_WEBHOOKS === '1' ? webhooksMain : main)().catch((err) => { console.error(err); process.exit(1) })
+// BENCH_WEBHOOKS=1: the sellers' webhook deliveries instead (issue 25, webhooks.ts); =fairness: one seller's
+// hanging endpoint against another's test ping (security finding 2, fairness.ts).
+const chosen = process.env.BENCH_WEBHOOKS === '1' ? webhooksMain : process.env.BENCH_WEBHOOKS === 'fairness' ? fairnessMain : main
+chosen().catch((err) => { console.error(err); process.exit(1) })

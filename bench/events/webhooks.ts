@@ -104,11 +104,12 @@ function take (receiver: Receiver): Promise<Taken> {
 
 /** The statements a deliverer sends, by kind (deliveries.ts, dispatch.ts). */
 const STATEMENT_KINDS: Array<[string, RegExp]> = [
-  ['claim', /with due as/],
+  ['claim', /from due join webhook_deliveries q/],
+  ['secrets', /as "previousSecret"/],
   ['record attempts', /with r as/],
   ['endpoint health', /failing_since/],
   ['dispatch', /with ep as materialized|w\.last_sequence < c\.last_sequence/],
-  ['next due', /min\(d\.next_attempt_at\)/]
+  ['next due', /min\(d\.next_attempt_at\)|lease_ends/]
 ]
 
 interface Timing { count: number, ms: number }

@@ -3,7 +3,7 @@ import { RequestError } from '../errors.js'
 import { checkEndpointUrl } from '../outbound/address-policy.js'
 import { created, success } from '../rest-envelope.js'
 import type { CreateEndpoint, PatchEndpoint } from '../webhooks/schemas.js'
-import { MAX_ENDPOINTS, MAX_REPLAY_EVENTS, MAX_REPLAY_IDS, WebhookError, WebhookText } from '../webhooks/texts.js'
+import { MAX_ENDPOINTS, MAX_PENDING_DELIVERIES, MAX_REPLAY_EVENTS, MAX_REPLAY_IDS, WebhookError, WebhookText } from '../webhooks/texts.js'
 import type {
   WebhookAttemptPageResponse, WebhookEndpointCreatedResponse, WebhookEndpointDeletedResponse,
   WebhookEndpointListResponse, WebhookEndpointResponse, WebhookReplayResponse, WebhookSecretRotatedResponse,
@@ -288,7 +288,7 @@ export async function webhookDocs (config: Config): Promise<WebhookDocs> {
       operationId: 'replayWebhookEvents',
       summary: 'Send events to a webhook endpoint again',
       description: `Either {"after": "<sequence>"}: the events of the endpoint's types after that sequence, up to ${MAX_REPLAY_EVENTS} ` +
-        '(`through` is the last one queued: continue after it), or {"eventIds": [...]}: up to ' +
+        '(`through` is the last one queued: continue after it; fewer when its queue is nearly full), or {"eventIds": [...]}: up to ' +
         `${MAX_REPLAY_IDS} events by id, all of which must be in your log, else nothing is queued. Each is sent with ` +
         'its original webhook-id (a receiver that de-duplicates drops it) and behind the events of its order already queued.',
       tag: 'Webhooks',
@@ -310,6 +310,15 @@ export async function webhookDocs (config: Config): Promise<WebhookDocs> {
           }
         },
         404: notFound,
+        409: {
+          description: 'A replay of this endpoint is still pending (WEBHOOK_REPLAY_PENDING: one at a time), or it would take ' +
+            `the endpoint past ${MAX_PENDING_DELIVERIES} deliveries pending (WEBHOOK_QUEUE_FULL; a replay after a sequence ` +
+            'queues what fits instead, and is refused only when nothing does); nothing is queued',
+          examples: {
+            replayPending: failureExample(WebhookError.replayPending(), 'The previous replay still being delivered'),
+            queueFull: failureExample(WebhookError.queueFull(MAX_PENDING_DELIVERIES), 'A full queue')
+          }
+        },
         ...withBody
       })
     }

@@ -4,7 +4,8 @@ import type { Logger } from 'pino'
 import type { Db } from '../db/client.js'
 import { dispatchEvents } from './dispatch.js'
 import {
-  claimDeliveries, nextDueInMs, recordAttempts, releaseClaims, type AttemptResult, type ClaimedDelivery
+  claimDeliveries, nextDueInMs, readSecrets, recordAttempts, releaseClaims, type AttemptResult, type ClaimedDelivery,
+  type EndpointSecrets
 } from './deliveries.js'
 import { eventId } from './event-body.js'
 import { retryWaitMs } from './retry-schedule.js'
@@ -68,6 +69,11 @@ export class WebhookDeliverer {
   private readonly finished: AttemptResult[] = []
   /** Claimed, not yet started (see pump). */
   private readonly ready: ClaimedDelivery[] = []
+  /** A batch's secrets being read (see startReady), and whether slots freed meanwhile. */
+  private starting = false
+  private startAgain = false
+  /** Endpoints the last dispatch left at their cap of pending deliveries (dispatch.ts). */
+  private full = new Set<string>()
   private flushing: Promise<void> | null = null
   private timer: NodeJS.Timeout | null = null
   private sweep: NodeJS.Timeout | null = null
@@ -155,9 +161,10 @@ export class WebhookDeliverer {
       this.again = false
       if (this.dispatchDue) {
         this.dispatchDue = false
-        const { busy } = await dispatchEvents(this.options.db)
+        const { busy, full } = await dispatchEvents(this.options.db)
         // Another deliverer was dispatching an endpoint: its snapshot may not hold what woke us.
         if (busy > 0) setTimeout(() => this.wake(true), BUSY_RETRY_MS).unref()
+        this.full = new Set(full)
       }
       // Claimed ahead, up to a second round: a slot that frees takes the next one at once instead of
       // waiting for a claim (a claim is tens of ms; a local delivery one). Only heads of their orders are
@@ -182,26 +189,66 @@ export class WebhookDeliverer {
     this.timer.unref()
   }
 
-  /** Starts claimed deliveries while slots are free. */
+  /**
+   * Starts claimed deliveries while slots are free, each signed with every secret its endpoint has when it
+   * starts (a rotation after the claim signs too): one read of the secrets per batch started, the slots
+   * held meanwhile; slots that free during the read are filled by the next batch.
+   */
   private startReady (): void {
-    while (this.running && this.inFlight < this.options.concurrency && this.ready.length > 0) {
-      this.send(this.ready.shift()!)
+    if (this.starting) {
+      this.startAgain = true
+      return
     }
+    const n = Math.min(this.options.concurrency - this.inFlight, this.ready.length)
+    if (!this.running || n <= 0) return
+    const batch = this.ready.splice(0, n)
+    this.starting = true
+    this.hold(batch.length)
+    readSecrets(this.options.db, [...new Set(batch.map((d) => d.endpointId))]).then((secrets) => {
+      // Stopping meanwhile: given back with the rest claimed ahead (stop waits for the slots held here).
+      if (!this.running) this.ready.unshift(...batch)
+      for (const d of batch) {
+        const sealed = secrets.get(d.endpointId)
+        // An endpoint deleted since the claim: its deliveries went with it.
+        if (this.running && sealed !== undefined) this.send(d, sealed)
+        else this.free()
+      }
+    }, (err: Error) => {
+      this.options.logger.warn({ err: err.message, deliveries: batch.length }, 'webhook secrets not read: starting again shortly')
+      this.ready.unshift(...batch)
+      for (let i = 0; i < batch.length; i++) this.free()
+      setTimeout(() => this.startReady(), 1000).unref()
+    }).finally(() => {
+      this.starting = false
+      if (this.startAgain) {
+        this.startAgain = false
+        this.startReady()
+      }
+    })
   }
 
-  private send (delivery: ClaimedDelivery): void {
+  /** Takes `n` slots (a stop waits until every slot is free again). */
+  private hold (n: number): void {
     if (this.inFlight === 0) this.idle = new Promise((resolve) => { this.settleIdle = resolve })
-    this.inFlight++
-    this.tracedAttempt(delivery).then((result) => {
+    this.inFlight += n
+  }
+
+  private free (): void {
+    this.inFlight--
+    if (this.inFlight === 0) this.settleIdle()
+  }
+
+  /** Sends in a slot held by startReady. */
+  private send (delivery: ClaimedDelivery, sealed: EndpointSecrets): void {
+    this.tracedAttempt(delivery, sealed).then((result) => {
       this.finished.push(result)
       this.options.onAttempt?.(result)
     }, (err: Error) => {
       // attempt() does not throw; should it, the lease brings the delivery back.
       this.options.logger.error({ err: err.message, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly')
     }).finally(() => {
-      this.inFlight--
+      this.free()
       this.startReady()
-      if (this.inFlight === 0) this.settleIdle()
       // The free slot is refilled at once (with events of other orders: the claim holds back this order's
       // next event until the result below is written); once written, the order's next event can go too.
       this.wake()
@@ -215,9 +262,9 @@ export class WebhookDeliverer {
    * may come hours later (a retry, a replay) and each is a trace of its own. An attempt sends one event.
    * The endpoint is named by id and host: its URL may hold a token, and the secret and body stay out.
    */
-  private async tracedAttempt (d: ClaimedDelivery): Promise<AttemptResult> {
+  private async tracedAttempt (d: ClaimedDelivery, sealed: EndpointSecrets): Promise<AttemptResult> {
     const tracing = this.options.tracing
-    if (!tracing) return await this.attempt(d)
+    if (!tracing) return await this.attempt(d, sealed)
     let host: string | undefined
     try { host = new URL(d.url).hostname } catch {}
     return await tracing.span('webhook delivery', {
@@ -233,7 +280,7 @@ export class WebhookDeliverer {
         'order_exchange.webhook.attempt': d.attempt
       }
     }, async (span) => {
-      const result = await this.attempt(d)
+      const result = await this.attempt(d, sealed)
       const outcome = result.succeeded ? 'delivered' : result.gone ? 'gone' : result.retryInMs === null ? 'given_up' : 'failed'
       span.setAttribute('order_exchange.webhook.outcome', outcome)
       if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus)
@@ -242,7 +289,7 @@ export class WebhookDeliverer {
     })
   }
 
-  private async attempt (d: ClaimedDelivery): Promise<AttemptResult> {
+  private async attempt (d: ClaimedDelivery, sealed: EndpointSecrets): Promise<AttemptResult> {
     const base = { id: d.id, endpointId: d.endpointId, attempt: d.attempt }
     if (d.body === null) {
       return {
@@ -258,8 +305,8 @@ export class WebhookDeliverer {
     }
     let secrets: string[]
     try {
-      secrets = [this.options.box.open(d.endpointId, d.secret)]
-      if (d.previousSecret !== null) secrets.push(this.options.box.open(d.endpointId, d.previousSecret))
+      secrets = [this.options.box.open(d.endpointId, sealed.secret)]
+      if (sealed.previousSecret !== null) secrets.push(this.options.box.open(d.endpointId, sealed.previousSecret))
     } catch {
       // Sealed under another WEBHOOK_SECRETS_KEY (changed without re-keying) or damaged: nothing can be
       // signed. A failed attempt in the log says so, and the schedule (and the five-day rule) apply.
@@ -305,6 +352,8 @@ export class WebhookDeliverer {
     while (this.flushing) await this.flushing
     if (this.finished.length === 0) return
     const batch = this.finished.splice(0)
+    // An endpoint at its cap of pending deliveries has room again once one is finished: dispatch resumes.
+    if (batch.some((r) => r.retryInMs === null && this.full.has(r.endpointId))) this.dispatchDue = true
     this.flushing = recordAttempts(this.options.db, batch).catch((err: Error) => {
       // Not written: the deliveries come due again when their lease ends and are sent again (at least once).
       this.options.logger.warn({ err: err.message, attempts: batch.length }, 'webhook attempts not recorded: they will be retried')

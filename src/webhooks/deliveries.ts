@@ -9,22 +9,32 @@ import { shownUrl } from '../outbound/shown-url.js'
  * writing down what the attempts gave. The deliverer (deliverer.ts) sends in between.
  *
  * Per order, in order: a delivery is claimable only when no earlier delivery of the same endpoint and
- * order is still PENDING (queued, in flight or waiting for a retry). A claim leaves the row PENDING with
- * its next attempt moved past the attempt's deadline, so the order's later events stay behind it, and a
- * deliverer that dies mid-attempt leaves a row that simply comes due again: at least once, never out of
- * order. Events of different orders, and of no order, go in parallel.
+ * order is still PENDING (queued, in flight or waiting for a retry). A claim leaves the row PENDING with a
+ * lease (`leased_until`, past the attempt's deadline), so the order's later events stay behind it, and a
+ * deliverer that dies mid-attempt leaves a row that simply comes due again when the lease ends: at least
+ * once, never out of order. Events of different orders, and of no order, go in parallel.
+ *
+ * An attempt counts when it is written (recordAttempts), not when it is claimed: a lease that ends unsent
+ * (a killed worker's rows claimed ahead) costs the delivery nothing, and the log has every attempt number.
+ *
+ * Fair across endpoints: one endpoint may have at most ENDPOINT_IN_FLIGHT deliveries leased at a time,
+ * counted from the leases of every deliverer, and a claim takes its rows round robin (each endpoint's
+ * first due row, then each one's second, ...), so an endpoint that hangs with thousands queued holds four
+ * slots, not the whole pool. Two deliverers claiming in the same instant may each see the other's leases
+ * not yet committed: the cap is then per deliverer for that moment, and the next claims see them all.
  */
+
+/** At most this many deliveries of one endpoint in flight (leased), across all deliverers. */
+export const ENDPOINT_IN_FLIGHT = 4
 
 export type ClaimedDelivery = {
   id: string
   endpointId: string
   sellerId: number
   sequence: string
+  /** The number this attempt will have: the attempts written so far + 1. */
   attempt: number
   url: string
-  secret: Buffer
-  /** The secret before a rotation, while it still signs. */
-  previousSecret: Buffer | null
   /** Null when the event is no longer kept (retention removed it before it could be sent). */
   body: string | null
   /**
@@ -34,46 +44,89 @@ export type ClaimedDelivery = {
   traceparent: string | null
 }
 
-/** What is claimable now, as a condition on `d` (a webhook_deliveries row) joined to its endpoint `w`. */
-const CLAIMABLE = sql`d.status = 'PENDING' and d.next_attempt_at <= now() and w.status = 'ENABLED'
-  and (d.order_id is null or not exists (
-    select 1 from webhook_deliveries p
-    where p.endpoint_id = d.endpoint_id and p.order_id = d.order_id and p.status = 'PENDING' and p.id < d.id))`
+/** Not in flight: never leased, or its lease ended (`d` a webhook_deliveries row). */
+const UNLEASED = sql`(d.leased_until is null or d.leased_until <= now())`
 
-/** Claims up to `limit` due deliveries for an attempt that may take `leaseMs`. */
+/**
+ * Claims up to `limit` due deliveries for an attempt that may take `leaseMs`: of each enabled endpoint the
+ * due heads of their orders, oldest first, as many as its room under ENDPOINT_IN_FLIGHT, taken by rank
+ * (every endpoint's first before anyone's second) then due time.
+ */
 export async function claimDeliveries (db: Db, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   return await db.execute<ClaimedDelivery>(sql`
-    with due as (
-      select d.id from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
-      where ${CLAIMABLE}
-      order by d.next_attempt_at, d.id limit ${limit}::int
-      for update of d skip locked
+    with ep as materialized (
+      select w.id, ${ENDPOINT_IN_FLIGHT}::int - (select count(*)::int from webhook_deliveries l
+        where l.endpoint_id = w.id and l.status = 'PENDING' and l.leased_until > now()) as room
+      from webhook_endpoints w where w.status = 'ENABLED'
+    ), ranked as (
+      select c.id, c.next_attempt_at,
+        row_number() over (partition by c.endpoint_id order by c.next_attempt_at, c.id) as rank
+      from ep cross join lateral (
+        select d.id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
+        where d.endpoint_id = ep.id and d.status = 'PENDING' and d.next_attempt_at <= now() and ${UNLEASED}
+          and (d.order_id is null or not exists (
+            select 1 from webhook_deliveries p
+            where p.endpoint_id = d.endpoint_id and p.order_id = d.order_id and p.status = 'PENDING' and p.id < d.id))
+        order by d.next_attempt_at, d.id limit greatest(ep.room, 0)
+      ) c
+    ), due as (
+      -- Locked after the pick (a window cannot be locked): what another claim took meanwhile is skipped or,
+      -- changed since this statement's snapshot, checked again.
+      select d.id from webhook_deliveries d
+      where d.id in (select id from ranked order by rank, next_attempt_at, id limit ${limit}::int)
+        and d.status = 'PENDING' and ${UNLEASED}
+      for update skip locked
     )
-    update webhook_deliveries d set attempts = d.attempts + 1,
-      next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000}::float8)
+    update webhook_deliveries d set leased_until = now() + make_interval(secs => ${leaseMs / 1000}::float8)
     from due join webhook_deliveries q on q.id = due.id
       join webhook_endpoints w on w.id = q.endpoint_id
       left join seller_events e on e.seller_id = q.seller_id and e.sequence = q.sequence
     where d.id = due.id
     returning d.id::text as id, d.endpoint_id::text as "endpointId", d.seller_id as "sellerId",
-      d.sequence::text as sequence, d.attempts as attempt, w.url, w.secret,
-      case when w.previous_secret_until > now() then w.previous_secret end as "previousSecret",
+      d.sequence::text as sequence, d.attempts + 1 as attempt, w.url,
       case when e.sequence is null then null else ${EVENT_BODY_TEXT} end as body, e.traceparent`)
 }
 
-/** Gives back claims that were never attempted (a deliverer stopping): due at once, the attempt not counted. */
+/** An endpoint's secrets as they are now: the current one, and the one before a rotation while it still signs. */
+export type EndpointSecrets = { secret: Buffer, previousSecret: Buffer | null }
+
+/**
+ * The secrets of these endpoints, read when their attempts start (not at the claim: a rotation between the
+ * two must sign with the new secret too). An endpoint deleted meanwhile is missing.
+ */
+export async function readSecrets (db: Db, endpointIds: readonly string[]): Promise<Map<string, EndpointSecrets>> {
+  const rows = await db.execute<EndpointSecrets & { id: string }>(sql`
+    select id::text as id, secret,
+      case when previous_secret_until > now() then previous_secret end as "previousSecret"
+    from webhook_endpoints where id = any(${sql.param(endpointIds)}::uuid[])`)
+  return new Map(rows.map(({ id, ...secrets }) => [id, secrets]))
+}
+
+/** Gives back claims that were never attempted (a deliverer stopping): due at once, nothing counted. */
 export async function releaseClaims (db: Db, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return
-  await db.execute(sql`update webhook_deliveries set attempts = attempts - 1, next_attempt_at = now()
+  await db.execute(sql`update webhook_deliveries set leased_until = null
     where id = any(${sql.param(ids)}::bigint[]) and status = 'PENDING'`)
 }
 
-/** Milliseconds until the next delivery comes due (0: one is due now), or null when none waits. */
+/**
+ * Milliseconds until the next delivery may be claimed (0: one is due now), or null when none waits. Per
+ * endpoint: the first lease to end (its row is claimable again), and, below the in-flight cap, the first
+ * unleased row's due time; at the cap its due rows wait for a lease to end (a result written wakes the
+ * deliverer that holds it sooner).
+ */
 export async function nextDueInMs (db: Db): Promise<number | null> {
   const [row] = await db.execute<{ ms: number | null }>(sql`
-    select greatest(0, extract(epoch from min(d.next_attempt_at) - now()) * 1000)::float8 as ms
-    from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
-    where d.status = 'PENDING' and w.status = 'ENABLED'`)
+    select greatest(0, extract(epoch from min(
+      case when f.leased >= ${ENDPOINT_IN_FLIGHT}::int then f.lease_ends else least(f.lease_ends, (
+        select d.next_attempt_at from webhook_deliveries d
+        where d.endpoint_id = w.id and d.status = 'PENDING' and ${UNLEASED}
+        order by d.next_attempt_at limit 1)) end) - now()) * 1000)::float8 as ms
+    from webhook_endpoints w cross join lateral (
+      select count(*)::int as leased, min(l.leased_until) as lease_ends from webhook_deliveries l
+      where l.endpoint_id = w.id and l.status = 'PENDING' and l.leased_until > now()
+    ) f
+    where w.status = 'ENABLED'`)
   return row?.ms ?? null
 }
 
@@ -124,6 +177,8 @@ export async function recordAttempts (db: Db, results: readonly AttemptResult[])
       order by r.id
     )
     update webhook_deliveries d set
+      -- The attempt counts now that it was made (the claim only leased the row).
+      attempts = greatest(d.attempts, r.attempt), leased_until = null,
       status = (case when r.ok then 'DELIVERED' when r.retry is null then 'FAILED' else 'PENDING' end)::webhook_delivery_status,
       next_attempt_at = case when r.retry is null then d.next_attempt_at else now() + make_interval(secs => r.retry / 1000) end,
       finished_at = case when r.retry is null then now() end

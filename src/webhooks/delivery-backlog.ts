@@ -35,12 +35,14 @@ export async function readDeliveryBacklog (db: Db): Promise<DeliveryBacklog> {
         count(*) filter (where status = 'DISABLED')::int as disabled
       from webhook_endpoints
     ) e, (
-      select count(*) filter (where d.next_attempt_at <= now())::int as due,
-        count(*) filter (where d.next_attempt_at > now())::int as scheduled,
-        coalesce(extract(epoch from now() - min(d.next_attempt_at) filter (where d.next_attempt_at <= now())), 0)::float8
-          as oldest
-      from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
-      where d.status = 'PENDING' and w.status = 'ENABLED'
+      select count(*) filter (where d.due)::int as due, count(*) filter (where not d.due)::int as scheduled,
+        coalesce(extract(epoch from now() - min(d.next_attempt_at) filter (where d.due)), 0)::float8 as oldest
+      from (
+        -- In flight (leased, deliveries.ts) is not due: it counts as scheduled, as a retry waiting does.
+        select d.next_attempt_at, d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until <= now()) as due
+        from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
+        where d.status = 'PENDING' and w.status = 'ENABLED'
+      ) d
     ) d`)
   return {
     endpoints: { ENABLED: row.enabled, DISABLED: row.disabled },

@@ -7,7 +7,7 @@ import { isoText } from '../db/json-text.js'
 import { eventId, sequenceOfEventId } from './event-body.js'
 import type { SecretBox } from './secret-box.js'
 import { newEndpointSecret } from '../outbound/standard-signature.js'
-import { MAX_ENDPOINTS, MAX_REPLAY_EVENTS, WebhookError } from './texts.js'
+import { MAX_ENDPOINTS, MAX_PENDING_DELIVERIES, MAX_REPLAY_EVENTS, WebhookError } from './texts.js'
 
 /*
  * The seller's webhook endpoints (REST /v2/webhooks/endpoints): each function takes the transaction first
@@ -142,7 +142,8 @@ async function lockedEndpoint (tx: Tx, scope: EndpointScope, id: string): Promis
 
 /**
  * Records a `webhook.test` event in the seller's log (the feed shows it too) and queues it for this endpoint
- * alone: other endpoints are not sent another one's test.
+ * alone: other endpoints are not sent another one's test. Not held to MAX_PENDING_DELIVERIES: one row, and
+ * the way to see whether a full endpoint answers again.
  */
 export async function sendTestEvent (tx: Tx, scope: EndpointScope, id: string):
 Promise<{ eventId: string, sequence: string }> {
@@ -162,20 +163,32 @@ export type ReplayRequest = { after: string } | { eventIds: string[] }
  * `through` says where to continue), or the given ids (every one must be in the log and in the endpoint's
  * scope, else nothing is queued: one outside it is not found, as one not in the log). A replayed event of an
  * order goes behind that order's events already queued, like any other.
+ *
+ * One replay at a time per endpoint (its rows are marked `replay` until delivered or given up), and never
+ * past MAX_PENDING_DELIVERIES pending: a replay `after` a sequence queues what fits (`through` says where
+ * to continue), one by ids all or nothing. Without these, replays of a log queued faster than a slow
+ * endpoint drains, and its queue grew without bound. The endpoint's row lock orders concurrent replays.
  */
 export async function replayEvents (tx: Tx, scope: EndpointScope, id: string, request: ReplayRequest):
 Promise<{ queued: number, through: string | null }> {
   const { sellerId } = scope
   const endpoint = await lockedEndpoint(tx, scope, id)
   const inScope = eventInScope(endpoint.storeIds)
+  const [queue] = await tx.execute<{ pending: number, replaying: boolean }>(sql`
+    select count(*)::int as pending, coalesce(bool_or(replay), false) as replaying
+    from webhook_deliveries where endpoint_id = ${id}::uuid and status = 'PENDING'`)
+  if (queue.replaying) throw WebhookError.replayPending()
+  const room = MAX_PENDING_DELIVERIES - queue.pending
   let picked
   if ('after' in request) {
+    if (room <= 0) throw WebhookError.queueFull(queue.pending)
     const types = endpoint.types === null ? sql`` : sql`and e.type = any(${typesParam(endpoint.types)})`
     picked = sql`select e.sequence, e.type, e.order_id from seller_events e
       where e.seller_id = ${sellerId}::int and e.sequence > ${request.after}::bigint and e.type <> 'webhook.test' ${types}
         and ${inScope}
-      order by e.sequence limit ${MAX_REPLAY_EVENTS}::int`
+      order by e.sequence limit ${Math.min(MAX_REPLAY_EVENTS, room)}::int`
   } else {
+    if (request.eventIds.length > room) throw WebhookError.queueFull(queue.pending)
     const sequences: string[] = []
     for (const given of request.eventIds) {
       const sequence = sequenceOfEventId(sellerId, given)
@@ -192,8 +205,8 @@ Promise<{ queued: number, through: string | null }> {
   }
   const [row] = await tx.execute<{ queued: number, through: string | null }>(sql`
     with queued as (
-      insert into webhook_deliveries (endpoint_id, seller_id, sequence, type, order_id)
-      select ${id}::uuid, ${sellerId}::int, p.sequence, p.type, p.order_id from (${picked}) p order by p.sequence
+      insert into webhook_deliveries (endpoint_id, seller_id, sequence, type, order_id, replay)
+      select ${id}::uuid, ${sellerId}::int, p.sequence, p.type, p.order_id, true from (${picked}) p order by p.sequence
       returning sequence
     ) select count(*)::int as queued, max(sequence)::text as through from queued`)
   return row

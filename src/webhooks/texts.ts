@@ -8,6 +8,12 @@ import { requestError } from '../errors.js'
 export const MAX_ENDPOINTS = 10
 export const MAX_REPLAY_EVENTS = 10_000
 export const MAX_REPLAY_IDS = 1_000
+/**
+ * At most this many deliveries pending per endpoint: a replay that would go past it is refused (a replay
+ * `after` a sequence queues what fits and says where to continue), and dispatch queues no more new events
+ * for the endpoint until its queue drains (dispatch.ts). A test event always goes.
+ */
+export const MAX_PENDING_DELIVERIES = 10_000
 
 export const WebhookText = {
   created: 'Webhook endpoint created: keep the secret, it is shown only this once',
@@ -24,6 +30,10 @@ export const WebhookText = {
   notConfigured: 'Webhook endpoints are not available: the operator has not set WEBHOOK_SECRETS_KEY',
   emptyPatch: 'Nothing to change: give at least one of url, types, description, status',
   replayOneOf: 'Give either after (an event sequence) or eventIds (event ids), not both and not neither',
+  replayPending: 'A replay of this endpoint is still being delivered: wait until its events are delivered or given up ' +
+    '(GET …/deliveries shows the attempts), then replay again',
+  queueFull: (pending: number) => `The endpoint has ${pending} deliveries pending and may have at most ` +
+    `${MAX_PENDING_DELIVERIES}: wait until they are delivered (fix the endpoint if it keeps failing), or replay fewer events`,
   eventNotFound: (id: string) => `Event ${JSON.stringify(id.slice(0, 80))} not found in this seller's event log (or no longer kept)`,
   control: (field: string) => `${field} must not contain control characters`
 } as const
@@ -35,7 +45,9 @@ export const WebhookCode = {
   notConfigured: 'WEBHOOKS_NOT_CONFIGURED',
   invalidUrl: 'INVALID_WEBHOOK_URL',
   invalidRequest: 'INVALID_WEBHOOK_REQUEST',
-  eventNotFound: 'EVENT_NOT_FOUND'
+  eventNotFound: 'EVENT_NOT_FOUND',
+  replayPending: 'WEBHOOK_REPLAY_PENDING',
+  queueFull: 'WEBHOOK_QUEUE_FULL'
 } as const
 
 export const WebhookError = {
@@ -45,5 +57,7 @@ export const WebhookError = {
   notConfigured: () => requestError(503, WebhookCode.notConfigured, WebhookText.notConfigured),
   invalidUrl: (message: string) => requestError(400, WebhookCode.invalidUrl, message),
   invalid: (message: string) => requestError(400, WebhookCode.invalidRequest, message),
-  eventNotFound: (id: string) => requestError(400, WebhookCode.eventNotFound, WebhookText.eventNotFound(id))
+  eventNotFound: (id: string) => requestError(400, WebhookCode.eventNotFound, WebhookText.eventNotFound(id)),
+  replayPending: () => requestError(409, WebhookCode.replayPending, WebhookText.replayPending),
+  queueFull: (pending: number) => requestError(409, WebhookCode.queueFull, WebhookText.queueFull(pending))
 } as const
