@@ -265,10 +265,12 @@ const SELLER_ROUTES: Row[] = [
     method,
     path: `${WEBHOOK_ENDPOINTS_PATH}/:id${tail}`,
     async observe (s, who) {
-      return {
-        W: outcome(await hooks(s, who, method, `/${s.W}${tail}`, body)),
-        N: outcome(await hooks(s, who, method, `/${s.N}${tail}`, body))
+      // One replay of an endpoint is pending at a time: the last one is taken as delivered first.
+      const call = async (id: string) => {
+        await s.m.database.sql`update webhook_deliveries set status = 'DELIVERED' where replay and status = 'PENDING'`
+        return outcome(await hooks(s, who, method, `/${id}${tail}`, body))
       }
+      return { W: await call(s.W), N: await call(s.N) }
     },
     expect: { whole: { W: 200, N: 200 }, narrowed: { W: NF, N: 200 }, other: { W: NF, N: NF } }
   }))

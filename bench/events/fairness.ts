@@ -81,7 +81,7 @@ export async function main (): Promise<void> {
   try {
     await seed(database, { orders: 100, seed: 1, anchor: DEFAULT_ANCHOR })
     const endpoint = async (seller: number, url: string): Promise<string> =>
-      (await database.db.transaction((tx) => createEndpoint(tx, seller, { url, types: null, description: 'bench' }, box))).id
+      (await database.db.transaction((tx) => createEndpoint(tx, { sellerId: seller, storeIds: null }, { url, types: null, description: 'bench' }, box))).id
     const a = await endpoint(A, aServer.url)
     const b = await endpoint(B, bServer.url)
     deliverer = new WebhookDeliverer({
@@ -103,7 +103,7 @@ export async function main (): Promise<void> {
         let arrived = (): void => {}
         const received = new Promise<void>((resolve) => { arrived = resolve })
         const { eventId } = await database.db.transaction(async (tx) => {
-          const sent = await sendTestEvent(tx, B, b)
+          const sent = await sendTestEvent(tx, { sellerId: B, storeIds: null }, b)
           waiting.set(sent.eventId, arrived)
           return sent
         })
@@ -126,7 +126,8 @@ export async function main (): Promise<void> {
     log(`A idle: p99 ${percentile(idle, 99).toFixed(0)} ms`)
 
     await deliverer.stop()
-    const aEvent = (await database.db.transaction((tx) => sendTestEvent(tx, A, a))).sequence
+    const aScope = { sellerId: A, storeIds: null }
+    const aEvent = (await database.db.transaction((tx) => sendTestEvent(tx, aScope, a))).sequence
     await sql`insert into webhook_deliveries (endpoint_id, seller_id, sequence, type)
       select ${a}, ${A}, ${aEvent}, 'webhook.test' from generate_series(2, ${PENDING})`
     await sql`vacuum analyze webhook_deliveries`
