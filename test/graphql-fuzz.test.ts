@@ -27,7 +27,7 @@ const query = schema.getQueryType()!
 
 /** Codes a GraphQL client may see from this endpoint without a database outage. */
 const CLIENT_CODES = new Set(['BAD_USER_INPUT', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'QUERY_TOO_DEEP',
-  'QUERY_TOO_COMPLEX', 'BAD_REQUEST', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'METHOD_NOT_ALLOWED', 'UNAUTHENTICATED', 'NOT_FOUND'])
+  'QUERY_TOO_COMPLEX', 'BAD_REQUEST', 'INVALID_JSON', 'JSON_TOO_DEEP', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'METHOD_NOT_ALLOWED', 'UNAUTHENTICATED', 'NOT_FOUND'])
 
 type G = fc.GeneratorValue
 
@@ -349,7 +349,8 @@ t.test('fuzzed GraphQL requests: never a 5xx, never slow, never an internal; the
   }), { seed: fuzzSeed(9001), numRuns: fuzzRuns(3000), endOnFailure: true })
   t.comment(`${runs} requests, slowest ${Math.round(slowest)} ms; answers: ${JSON.stringify(Object.fromEntries([...seen].sort()))}`)
   t.ok((seen.get('200 data') ?? 0) > runs / 10, 'a good share of the documents ran and returned data')
-  for (const code of ['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'QUERY_TOO_DEEP', 'QUERY_TOO_COMPLEX', 'BAD_USER_INPUT', 'BAD_REQUEST']) {
+  for (const code of ['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'QUERY_TOO_DEEP', 'QUERY_TOO_COMPLEX', 'BAD_USER_INPUT', 'BAD_REQUEST',
+    'JSON_TOO_DEEP']) {
     t.ok((seen.get(code) ?? 0) > 0, `the fuzz reached ${code}`)
   }
   t.notMatch(logs(), /"level":(50|60)/, 'no error was logged: nothing failed inside')
