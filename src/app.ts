@@ -7,6 +7,7 @@ import type { Database } from './db/client.js'
 import type { ReadRouter } from './db/read-router.js'
 import databasePlugin from './plugins/database.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
+import jsonBodyPlugin from './plugins/json-body.js'
 import gracefulClosePlugin from './plugins/graceful-close.js'
 import authPlugin from './plugins/auth.js'
 import idempotencyPlugin from './plugins/idempotency.js'
@@ -92,6 +93,8 @@ export async function buildApp (
   await app.register(gracefulClosePlugin)
   await app.register(databasePlugin, { config, database, reads })
   await app.register(errorHandlerPlugin)
+  // Every parsed JSON body: nesting bounded, exact numbers where a route stores them (http/json-body.ts).
+  await app.register(jsonBodyPlugin)
   await app.register(metricsPlugin, { metrics })
   await app.register(loadSheddingPlugin, { onShed: (reason) => metrics.shed.inc({ reason }) })
   await app.register(corsPlugin, { origins: corsOrigins(config) })

@@ -11,6 +11,11 @@ export const RequestError = {
   Unauthorized: createError('UNAUTHENTICATED', 'Unauthorized', 401),
   InvalidJson: createError('INVALID_JSON', 'Invalid JSON format', 400),
   BadRequest: createError<[string]>('BAD_REQUEST', '%s', 400),
+  /** Arrays and objects nested deeper than the bound (http/json-body.ts MAX_JSON_DEPTH): refused before parsing. */
+  JsonTooDeep: createError<[number]>('JSON_TOO_DEEP', 'JSON body is nested more than %s levels deep', 400),
+  /** A number a double does not hold exactly, on a route that stores numbers exactly (the platform's). */
+  InexactNumber: createError<[string, string, string]>('INEXACT_NUMBER',
+    '%s: the number %s cannot be stored exactly (as a JSON number it reads as %s); send it as a numeric string or with at most 15 significant digits', 400),
   NotFound: createError<[string, string]>('NOT_FOUND', 'Route %s %s not found', 404),
   MethodNotAllowed: createError<[string, string, string]>('METHOD_NOT_ALLOWED', 'Method %s is not allowed on %s; allowed: %s', 405),
   /** The first request with this Idempotency-Key is still running (longer than the lock timeout). */

@@ -7,7 +7,10 @@ import {
 } from 'graphql'
 import { build } from './helpers/build.js'
 import { credential, seedDemo } from './helpers/fixtures.js'
-import { fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, send, type FuzzRequest } from './helpers/fuzz.js'
+import {
+  assertDeepBodies, DEEP_OUTCOMES, DEEP_SLOT, fuzzRuns, fuzzSeed,
+  hostileString, listen, responseProblem, send, type FuzzRequest
+} from './helpers/fuzz.js'
 import { SCHEMA_PATH } from '../src/graphql/plugin.js'
 
 /*
@@ -24,7 +27,7 @@ const query = schema.getQueryType()!
 
 /** Codes a GraphQL client may see from this endpoint without a database outage. */
 const CLIENT_CODES = new Set(['BAD_USER_INPUT', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'QUERY_TOO_DEEP',
-  'QUERY_TOO_COMPLEX', 'BAD_REQUEST', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'METHOD_NOT_ALLOWED', 'UNAUTHENTICATED', 'NOT_FOUND'])
+  'QUERY_TOO_COMPLEX', 'BAD_REQUEST', 'INVALID_JSON', 'JSON_TOO_DEEP', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'METHOD_NOT_ALLOWED', 'UNAUTHENTICATED', 'NOT_FOUND'])
 
 type G = fc.GeneratorValue
 
@@ -346,9 +349,28 @@ t.test('fuzzed GraphQL requests: never a 5xx, never slow, never an internal; the
   }), { seed: fuzzSeed(9001), numRuns: fuzzRuns(3000), endOnFailure: true })
   t.comment(`${runs} requests, slowest ${Math.round(slowest)} ms; answers: ${JSON.stringify(Object.fromEntries([...seen].sort()))}`)
   t.ok((seen.get('200 data') ?? 0) > runs / 10, 'a good share of the documents ran and returned data')
-  for (const code of ['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'QUERY_TOO_DEEP', 'QUERY_TOO_COMPLEX', 'BAD_USER_INPUT', 'BAD_REQUEST']) {
+  for (const code of ['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'QUERY_TOO_DEEP', 'QUERY_TOO_COMPLEX', 'BAD_USER_INPUT', 'BAD_REQUEST',
+    'JSON_TOO_DEEP']) {
     t.ok((seen.get(code) ?? 0) > 0, `the fuzz reached ${code}`)
   }
   t.notMatch(logs(), /"level":(50|60)/, 'no error was logged: nothing failed inside')
   t.notMatch(logs(), /INJECTED-42/, 'no injected code ran')
+})
+
+t.test('deep GraphQL bodies and variables, with and without Idempotency-Key: 400 JSON_TOO_DEEP past 64 levels, never a 5xx', async (t) => {
+  const { app, database, logs } = await build(t, {}, { captureLogs: true })
+  await seedDemo(database, 10)
+  const headers = { authorization: `Bearer ${await credential(database, 1, 'access-token')}` }
+  const base = await listen(app)
+  const query = encodeURIComponent('query ($x: [[Int]]) { __typename }')
+  const seen = await assertDeepBodies(base, [
+    { method: 'POST', path: '/v2/graphql', headers, graphql: true, template: `{"query":"{ __typename }","variables":{"x":${DEEP_SLOT}}}` },
+    { method: 'POST', path: '/v2/graphql', headers, graphql: true, template: `{"query":"{ __typename }","extensions":{"e":${DEEP_SLOT}}}` },
+    { method: 'POST', path: '/v2/graphql', headers, graphql: true, template: `{"query":${DEEP_SLOT}}` },
+    // The query string is bounded by the header limit (16 KiB): 400 levels of objects, URL-encoded, fit in it.
+    { method: 'GET', path: '/v2/graphql', headers, graphql: true, query: true, maxDepth: 400, template: `query=${query}&variables=${DEEP_SLOT}` }
+  ], fuzzSeed(6404))
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries(seen))}`)
+  for (const outcome of DEEP_OUTCOMES) t.ok(seen.has(outcome), `reached ${outcome}`)
+  t.notMatch(logs(), /"level":(50|60)/, 'no error was logged')
 })

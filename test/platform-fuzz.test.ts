@@ -2,7 +2,10 @@ import t from 'tap'
 import fc from 'fast-check'
 import { build } from './helpers/build.js'
 import { platformKey } from './helpers/fixtures.js'
-import { fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, rowRouteStatusProblem, send } from './helpers/fuzz.js'
+import {
+  assertDeepBodies, DEEP_OUTCOMES, DEEP_SLOT, fuzzRuns, fuzzSeed,
+  hostileString, listen, responseProblem, rowRouteStatusProblem, send
+} from './helpers/fuzz.js'
 import {
   PLATFORM_CATALOGUE_PATH, PLATFORM_DEALS_PATH, PLATFORM_POINTS_PATH, PLATFORM_RETAILERS_PATH, PLATFORM_SELLERS_PATH
 } from '../src/routes/rest-contract.js'
@@ -294,4 +297,19 @@ t.test('fuzzed catalogue and deal bodies: never a 5xx, every answer by the per-r
     where o.seller_id <> k.seller_id or k.seller_id <> i.seller_id`, [], 'every offer is its SKU\'s and item\'s seller\'s')
   t.same(await database.sql`select d.id from daily_deals d join offers o on o.id = d.offer_id
     where d.seller_id <> o.seller_id or d.grabbed_quantity > d.max_quantity`, [], 'every deal on its seller\'s offer, within its max')
+})
+
+t.test('deep bodies on every platform upsert route, with and without Idempotency-Key: 400 JSON_TOO_DEEP past 64 levels, never a 5xx', async (t) => {
+  const { app, database } = await build(t)
+  const headers = { authorization: `Bearer ${await platformKey(database)}` }
+  const base = await listen(app)
+  const seen = await assertDeepBodies(base, [
+    { method: 'PUT', path: PLATFORM_SELLERS_PATH, headers, template: `[{"companyId":1,"name":"A","stores":${DEEP_SLOT}}]` },
+    { method: 'POST', path: PLATFORM_POINTS_PATH, headers, template: `[{"companyId":1,"amount":${DEEP_SLOT},"reference":"r"}]` },
+    { method: 'PUT', path: PLATFORM_RETAILERS_PATH, headers, template: `[{"id":1,"companyId":1,"shops":${DEEP_SLOT}}]` },
+    { method: 'PUT', path: PLATFORM_CATALOGUE_PATH, headers, template: `[{"id":1,"companyId":1,"itemName":"I","skus":[{"id":2,"offers":${DEEP_SLOT}}]}]` },
+    { method: 'PUT', path: PLATFORM_DEALS_PATH, headers, template: DEEP_SLOT }
+  ], fuzzSeed(6402))
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries(seen))}`)
+  for (const outcome of DEEP_OUTCOMES) t.ok(seen.has(outcome), `reached ${outcome}`)
 })

@@ -2,7 +2,10 @@ import t from 'tap'
 import fc from 'fast-check'
 import { build } from './helpers/build.js'
 import { credential, platformKey } from './helpers/fixtures.js'
-import { fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, rowRouteStatusProblem, send } from './helpers/fuzz.js'
+import {
+  assertDeepBodies, DEEP_OUTCOMES, DEEP_SLOT, fuzzRuns, fuzzSeed,
+  hostileString, listen, responseProblem, rowRouteStatusProblem, send
+} from './helpers/fuzz.js'
 import {
   PLATFORM_ORDER_STATUS_PATH, PLATFORM_ORDERS_PATH, PLATFORM_POINTS_PATH, PLATFORM_SELLERS_PATH, STATUS_UPDATE_PATH
 } from '../src/routes/rest-contract.js'
@@ -186,4 +189,18 @@ t.test('fuzzed placements and transitions: never a 5xx, the per-row rules, and w
     where s.points_balance <> coalesce((select sum(amount) from points_ledger l where l.seller_id = s.id), 0)`, [], 'balance = ledger')
   t.same(await sql`select order_id, kind from points_ledger where order_id is not null group by 1, 2 having count(*) > 1`, [],
     'at most one ledger entry of a kind per order')
+})
+
+t.test('deep order and transition bodies, with and without Idempotency-Key: 400 JSON_TOO_DEEP past 64 levels, never a 5xx', async (t) => {
+  const { app, database } = await build(t)
+  const headers = { authorization: `Bearer ${await platformKey(database)}` }
+  const base = await listen(app)
+  const seen = await assertDeepBodies(base, [
+    { method: 'POST', path: PLATFORM_ORDERS_PATH, headers, template: `[{"orderId":"1","companyId":1,"orderItems":[{"id":"2","offerId":${DEEP_SLOT}}]}]` },
+    { method: 'POST', path: PLATFORM_ORDERS_PATH, headers, template: DEEP_SLOT },
+    { method: 'POST', path: PLATFORM_ORDER_STATUS_PATH, headers, template: `{"order_status":[{"Order_id":1,"Order_Status":"CANCELLED","reason":${DEEP_SLOT}}]}` },
+    { method: 'POST', path: PLATFORM_ORDER_STATUS_PATH, headers, template: `{"order_status":${DEEP_SLOT}}` }
+  ], fuzzSeed(6405))
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries(seen))}`)
+  for (const outcome of DEEP_OUTCOMES) t.ok(seen.has(outcome), `reached ${outcome}`)
 })

@@ -3,7 +3,10 @@ import fc from 'fast-check'
 import { build, type TestDatabase as Database } from './helpers/build.js'
 import { createSeller, credential } from './helpers/fixtures.js'
 import { createCatalogue, createRetailer } from './helpers/order-fixtures.js'
-import { codeUnits, fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, send, type FuzzRequest } from './helpers/fuzz.js'
+import {
+  assertDeepBodies, codeUnits, DEEP_OUTCOMES, DEEP_SLOT, fuzzRuns,
+  fuzzSeed, hostileString, listen, responseProblem, send, type FuzzRequest
+} from './helpers/fuzz.js'
 import { REFERENCES_SYNC_PATH } from '../src/routes/rest-contract.js'
 import { checkReferenceRow } from '../src/references/reference-row.js'
 import { REFERENCE_TYPES } from '../src/references/texts.js'
@@ -159,5 +162,19 @@ t.test('fuzzed references syncs: never a 5xx, every 200 by the per-row rules', a
     t.ok([...seen.keys()].some((k) => k === answer), `the fuzz reached ${answer}`)
   }
   t.ok(applied > 1000 && conflicts > 100, 'rows were applied and refused')
+  t.notMatch(logs(), /"level":(50|60)/, 'no error was logged')
+})
+
+t.test('deep references sync bodies, with and without Idempotency-Key: 400 JSON_TOO_DEEP past 64 levels, never a 5xx', async (t) => {
+  const { app, database, logs } = await build(t, {}, { captureLogs: true })
+  const { sellerId } = await createSeller(database)
+  const headers = { 'x-api-key': await credential(database, sellerId, 'api-key') }
+  const base = await listen(app)
+  const seen = await assertDeepBodies(base, [
+    { method: 'PUT', path: REFERENCES_SYNC_PATH, headers, template: `[{"type":"retailer","id":1,"syncId":${DEEP_SLOT}}]` },
+    { method: 'PUT', path: REFERENCES_SYNC_PATH, headers, template: DEEP_SLOT }
+  ], fuzzSeed(6403), 16)
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries(seen))}`)
+  for (const outcome of DEEP_OUTCOMES) t.ok(seen.has(outcome), `reached ${outcome}`)
   t.notMatch(logs(), /"level":(50|60)/, 'no error was logged')
 })

@@ -2,7 +2,10 @@ import t from 'tap'
 import fc from 'fast-check'
 import { build } from './helpers/build.js'
 import { credential, seedDemo } from './helpers/fixtures.js'
-import { codeUnits, fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, send, type FuzzRequest } from './helpers/fuzz.js'
+import {
+  assertDeepBodies, codeUnits, DEEP_OUTCOMES, DEEP_SLOT, fuzzRuns,
+  fuzzSeed, hostileString, listen, responseProblem, send, type FuzzRequest
+} from './helpers/fuzz.js'
 import { OrderErrors } from '../src/status-update/texts.js'
 import { MAX_ITEMS } from '../src/status-update/schemas.js'
 
@@ -216,4 +219,20 @@ t.test('fuzzed shipment syncs: the envelope, counts that add up, exact quantitie
   const [bad] = await database.sql`select count(*)::int as n from outstanding_shipments
     where outstanding_quantity < 0 or retailer_sync_id = '' or offer_sync_id = '' or shop_sync_id = ''`
   t.equal(bad.n, 0, 'no invalid row was stored')
+})
+
+t.test('deep bodies on both REST endpoints, with and without Idempotency-Key: 400 JSON_TOO_DEEP past 64 levels, never a 5xx', async (t) => {
+  const { app, database, logs } = await build(t, {}, { captureLogs: true })
+  await seedDemo(database, 30)
+  const key = await credential(database, 1, 'api-key')
+  const base = await listen(app)
+  const seen = await assertDeepBodies(base, [
+    { method: 'POST', path: '/v2/accounting/orders/update-status', headers: { authorization: `Bearer ${key}` }, template: `{"order_status":[{"Order_id":1,"Order_Status":"ORDER_ACCEPTED","reason":${DEEP_SLOT}}]}` },
+    { method: 'POST', path: '/v2/accounting/orders/update-status', headers: { authorization: `Bearer ${key}` }, template: `{"order_status":${DEEP_SLOT}}` },
+    { method: 'PUT', path: '/v2/shipments/outstanding/sync-data', headers: { 'x-api-key': key }, template: `[{"retailerSyncId":"R","offerSyncId":"O","outstandingQuantity":${DEEP_SLOT}}]` },
+    { method: 'PUT', path: '/v2/shipments/outstanding/sync-data', headers: { 'x-api-key': key }, template: DEEP_SLOT }
+  ], fuzzSeed(6401))
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries(seen))}`)
+  for (const outcome of DEEP_OUTCOMES) t.ok(seen.has(outcome), `reached ${outcome}`)
+  t.notMatch(logs(), /"level":(50|60)/, 'no error was logged')
 })

@@ -11,6 +11,8 @@ import { sendGraphql } from './media-type.js'
 import { PassThrough } from './pass-through.js'
 import { describeOperation, recordCost, recordExecution } from './operation-span.js'
 import type { Span } from '../tracing/tracing.js'
+import { RequestError } from '../errors.js'
+import { MAX_JSON_DEPTH, scanJson } from '../http/json-body.js'
 
 /*
  * POST (and GET, for queries) /v2/graphql: our own routes in front of Mercurius's executor, so that
@@ -52,6 +54,11 @@ class RequestRejected extends Error {
 /** A GET parameter that must hold a JSON object (or be absent). */
 function jsonObjectParam (name: string, text: string | undefined): Record<string, unknown> | null {
   if (text === undefined || text === '') return null
+  // Bounded as every JSON body is (http/json-body.ts), before JSON.parse sees it.
+  if (scanJson(text).kind === 'too-deep') {
+    const tooDeep = new RequestError.JsonTooDeep(MAX_JSON_DEPTH)
+    throw new RequestRejected(new GraphQLError(`Invalid request: ${name}: ${tooDeep.message}`, { extensions: { code: tooDeep.code } }))
+  }
   let value: unknown
   try {
     value = JSON.parse(text)

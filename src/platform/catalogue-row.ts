@@ -1,7 +1,7 @@
 import { isPlainObject } from '../plain-object.js'
 import { refused, type CheckedRow, type RowOutcome } from './batch.js'
 import {
-  currencyValue, idValue, imageValue, moneyValue, positiveQuantityValue, quantityValue, textValue
+  currencyValue, idValue, imageValue, moneyValue, nameValue, positiveQuantityValue, quantityValue, textValue
 } from './fields.js'
 import {
   combined, MAX_IMAGES_PER_SKU, MAX_OFFERS_PER_SKU, MAX_SKUS_PER_ITEM, MAX_SLABS_PER_OFFER, MAX_TAGS_PER_SKU,
@@ -57,10 +57,12 @@ class RowCheck {
     return value
   }
 
+  /** A name (itemName, skuNickName, a selling unit's name): blank names refused too. */
   text (raw: Fields, key: string, path: string): string | undefined {
-    const value = this.value(raw, key, path, textValue, E.name)
-    if (value !== 'bad') return value
-    this.problems.push(E.unstorable(path))
+    const value = this.value(raw, key, path, nameValue, E.name)
+    if (value === 'bad') this.problems.push(E.unstorable(path))
+    else if (value === 'blank') this.problems.push(E.blank(path))
+    else return value
     return undefined
   }
 

@@ -16,6 +16,15 @@ export function textValue (value: unknown): string | 'bad' | undefined {
   return isStorableText(value) ? value : 'bad'
 }
 
+/**
+ * A name or reference: textValue, and 'blank' for one with nothing but whitespace (" ", "\t\n", U+00A0):
+ * it is no name a seller or a retailer could read, nor a reference the marketplace could look up.
+ */
+export function nameValue (value: unknown): string | 'bad' | 'blank' | undefined {
+  const text = textValue(value)
+  return text !== undefined && text !== 'bad' && text.trim() === '' ? 'blank' : text
+}
+
 const DECIMAL = /^([+-]?)0*(\d*?)(?:\.(\d*?)0*)?$/
 
 /**

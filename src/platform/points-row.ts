@@ -1,7 +1,7 @@
 import { isPlainObject } from '../plain-object.js'
 import { toCents } from '../status-update/points.js'
 import { refused, type CheckedRow, type RowOutcome } from './batch.js'
-import { decimalValue, idValue, textValue } from './fields.js'
+import { decimalValue, idValue, nameValue } from './fields.js'
 import { combined, MAX_BALANCE_CENTS, PlatformRowErrors as E, type PlatformRowError } from './texts.js'
 
 /*
@@ -32,11 +32,13 @@ export function checkPointsRow (raw: unknown): Checked {
   else if (cents === undefined || cents === 0n || cents > MAX_BALANCE_CENTS || -cents > MAX_BALANCE_CENTS) {
     problems.push(E.amount)
   }
-  const reference = textValue(raw.reference)
+  const reference = nameValue(raw.reference)
   if (raw.reference === undefined) problems.push(E.missing('reference'))
   else if (reference === undefined) problems.push(E.reference)
   else if (reference === 'bad') problems.push(E.unstorable('reference'))
-  const id = typeof reference === 'string' && reference !== 'bad' ? reference : null
+  else if (reference === 'blank') problems.push(E.blank('reference'))
+  // The row's own id in its error: the reference as sent (not an unstorable one).
+  const id = reference === 'blank' ? raw.reference as string : typeof reference === 'string' && reference !== 'bad' ? reference : null
   if (problems.length > 0) return { error: combined(problems), id }
   return { row: { companyId: companyId!, cents: cents!, reference: reference as string } }
 }

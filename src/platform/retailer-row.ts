@@ -1,6 +1,6 @@
 import { isPlainObject } from '../plain-object.js'
 import { refused, type CheckedRow, type RowOutcome } from './batch.js'
-import { idValue, textValue } from './fields.js'
+import { idValue, nameValue } from './fields.js'
 import {
   combined, MAX_SHOPS_PER_RETAILER, PHONE_PATTERN, PlatformRowErrors as E, type PlatformRowError
 } from './texts.js'
@@ -41,13 +41,14 @@ function checkShops (value: unknown, problems: PlatformRowError[]): RetailerRow[
   value.forEach((shop: unknown, i) => {
     if (!isPlainObject(shop)) { problems.push(E.shop(i)); return }
     const id = idValue(shop.id)
-    const shopName = textValue(shop.shopName)
+    const shopName = nameValue(shop.shopName)
     if (shop.id === undefined) problems.push(E.missing(`shops[${i}].id`))
     else if (id === undefined) problems.push(E.shopId(i))
     else if (seen.has(id)) problems.push(E.shopIdTwiceInRow(i, id))
     if (shop.shopName === undefined) problems.push(E.missing(`shops[${i}].shopName`))
     else if (shopName === undefined) problems.push(E.name(`shops[${i}].shopName`))
     else if (shopName === 'bad') problems.push(E.unstorable(`shops[${i}].shopName`))
+    else if (shopName === 'blank') problems.push(E.blank(`shops[${i}].shopName`))
     if (id !== undefined && typeof shopName === 'string' && !seen.has(id)) shops.push({ id, shopName })
     if (id !== undefined) seen.add(id)
   })
@@ -65,13 +66,15 @@ export function checkRetailerRow (raw: unknown): Checked {
   required('id', id !== undefined, E.retailerId)
   const companyId = idValue(raw.companyId)
   required('companyId', companyId !== undefined, E.companyId)
-  const name = textValue(raw.name)
+  const name = nameValue(raw.name)
   required('name', name !== undefined, E.name('name'))
   if (name === 'bad') problems.push(E.unstorable('name'))
+  if (name === 'blank') problems.push(E.blank('name'))
   const nullableName = (field: 'firstName' | 'lastName'): string | null => {
-    const value = raw[field] === null ? null : textValue(raw[field])
+    const value = raw[field] === null ? null : nameValue(raw[field])
     required(field, value !== undefined, E.nullableName(field))
     if (value === 'bad') problems.push(E.unstorable(field))
+    if (value === 'blank') problems.push(E.blank(field))
     return value ?? null
   }
   const firstName = nullableName('firstName')

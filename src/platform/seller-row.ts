@@ -1,6 +1,6 @@
 import { isPlainObject } from '../plain-object.js'
 import { refused, type CheckedRow, type RowOutcome } from './batch.js'
-import { decimalValue, idValue, textValue } from './fields.js'
+import { decimalValue, idValue, nameValue } from './fields.js'
 import { combined, MAX_STORES_PER_SELLER, PlatformRowErrors as E, type PlatformRowError } from './texts.js'
 
 /*
@@ -33,13 +33,14 @@ function checkStores (value: unknown, problems: PlatformRowError[]): SellerRow['
   value.forEach((store: unknown, i) => {
     if (!isPlainObject(store)) { problems.push(E.store(i)); return }
     const id = idValue(store.id)
-    const name = textValue(store.name)
+    const name = nameValue(store.name)
     if (store.id === undefined) problems.push(E.missing(`stores[${i}].id`))
     else if (id === undefined) problems.push(E.storeId(i))
     else if (seen.has(id)) problems.push(E.storeIdTwiceInRow(i, id))
     if (store.name === undefined) problems.push(E.missing(`stores[${i}].name`))
     else if (name === undefined) problems.push(E.name(`stores[${i}].name`))
     else if (name === 'bad') problems.push(E.unstorable(`stores[${i}].name`))
+    else if (name === 'blank') problems.push(E.blank(`stores[${i}].name`))
     if (id !== undefined && typeof name === 'string' && !seen.has(id)) stores.push({ id, name })
     if (id !== undefined) seen.add(id)
   })
@@ -55,9 +56,10 @@ export function checkSellerRow (raw: unknown): Checked {
   }
   const companyId = idValue(raw.companyId)
   required('companyId', companyId !== undefined, E.companyId)
-  const name = textValue(raw.name)
+  const name = nameValue(raw.name)
   required('name', name !== undefined, E.name('name'))
   if (name === 'bad') problems.push(E.unstorable('name'))
+  if (name === 'blank') problems.push(E.blank('name'))
   const status = typeof raw.status === 'string' && Object.hasOwn(STATUS, raw.status)
     ? STATUS[raw.status as keyof typeof STATUS]
     : undefined

@@ -71,6 +71,7 @@ export const PlatformRowErrors = itemErrors({
   companyIdTwice: ['DUPLICATE_COMPANY_ID',
     (companyId: number, index: number) => `companyId ${companyId} already appears in the row at index ${index}`],
   name: ['INVALID_NAME', (field: string) => `${field} must be ${textRule}`],
+  blank: ['BLANK_TEXT', (field: string) => `${field} must not be blank: it has no character other than whitespace`],
   status: ['INVALID_SELLER_STATUS', 'status must be "ACTIVE" or "SUSPENDED"'],
   takeRate: ['INVALID_TAKE_RATE',
     'takeRate must be a number from 0 to 1 with at most 4 decimals (a JSON number or a numeric string such as "0.02")'],

@@ -5,6 +5,7 @@ import {
   idempotencyKeyOf, startFingerprint, type IdempotencyRequest, type Replayable
 } from '../idempotency/idempotency-key.js'
 import { REPLAYED_HEADER } from '../rest-envelope.js'
+import { stringifyJson } from '../http/stringify-deep.js'
 
 /*
  * The HTTP half of Idempotency-Key; the transactional half (claim, store with the work, replay, purge) is
@@ -62,7 +63,8 @@ function fingerprintOf (request: FastifyRequest, state: IdempotencyState): strin
   if (isStream(request.body)) {
     throw new Error(`${request.routeOptions.url} streams its body: read it through fingerprinted()`)
   }
-  return startFingerprint(request.method, request.routeOptions.url!).update(JSON.stringify(request.body)).digest('hex')
+  // stringifyJson: JSON.stringify's text, but a value too deep for its stack does not throw (a 500).
+  return startFingerprint(request.method, request.routeOptions.url!).update(stringifyJson(request.body) ?? '').digest('hex')
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import { RequestError } from '../errors.js'
+import { MAX_JSON_DEPTH } from '../http/json-body.js'
 import type { JsonArrayBody, JsonArraySink } from '../shipments/json-array-reader.js'
 import type { ThreadAnswer, ThreadQuestion, ThreadRequest } from './reference-thread-protocol.js'
 import type { BatchSummary, ReferenceDecider, TypeOutcome } from './reference-work.js'
@@ -51,7 +52,9 @@ class ReferenceThread {
       if (call === undefined) return
       this.calls.delete(message.call)
       if (message.ok) call.resolve(message.value)
-      else call.reject(message.invalidJson ? new RequestError.InvalidJson() : new Error(`references thread: ${message.message}`))
+      else if (message.invalidJson) call.reject(new RequestError.InvalidJson())
+      else if (message.tooDeep) call.reject(new RequestError.JsonTooDeep(MAX_JSON_DEPTH))
+      else call.reject(new Error(`references thread: ${message.message}`))
     })
     this.worker.on('error', (err) => this.stop(err))
     this.worker.on('exit', (code) => this.stop(new Error(`references thread exited (code ${code})`)))

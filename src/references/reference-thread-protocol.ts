@@ -21,5 +21,5 @@ export type ThreadQuestion<R = ThreadRequest> = R extends { call: number } ? Omi
 
 export type ThreadAnswer =
   | { call: number, ok: true, value: JsonArrayBody | BatchSummary | TypeOutcome }
-  /** `invalidJson`: the body was not JSON (a 400); otherwise a fault of the thread's (a 500). */
-  | { call: number, ok: false, invalidJson: boolean, message: string }
+  /** `invalidJson`: the body was not JSON, `tooDeep`: nested too deep (400s); else a fault of the thread's (a 500). */
+  | { call: number, ok: false, invalidJson: boolean, tooDeep: boolean, message: string }

@@ -31,6 +31,7 @@ function answer (call: number, step: () => unknown): (job: Job) => Promise<void>
         call,
         ok: false,
         invalidJson: err instanceof RequestError.InvalidJson,
+        tooDeep: err instanceof RequestError.JsonTooDeep,
         message: err instanceof Error ? err.message : String(err)
       }
     }

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js'
 import { badRequest, RequestError } from '../errors.js'
+import { MAX_JSON_DEPTH } from '../http/json-body.js'
 import { PlatformRowErrors as E, PlatformCode, PlatformText, MAX_PLATFORM_ROWS } from '../platform/texts.js'
 import type {
   PlatformBatchData, PlatformDeal, PlatformItem, PlatformPoints, PlatformRetailer, PlatformSeller
@@ -24,14 +25,19 @@ export function platformResponses (config: Config, what: string, processed: Plat
       }
     },
     400: {
-      description: `The body is not a non-empty JSON array, has more than ${MAX_PLATFORM_ROWS} rows, or is not valid JSON ` +
+      description: `The body is not a non-empty JSON array, has more than ${MAX_PLATFORM_ROWS} rows, is not valid JSON, nests ` +
+        `more than ${MAX_JSON_DEPTH} levels deep or holds a number a double cannot hold exactly ` +
         '(a request-level failure: no data, nothing written)',
       examples: {
         notAnArray: failureExample(badRequest(PlatformCode.notAnArray, PlatformText.notAnArray(what)), 'Not a non-empty array'),
         tooManyRows: failureExample(
           badRequest(PlatformCode.tooManyRows, PlatformText.tooManyRows(MAX_PLATFORM_ROWS + 1)),
           `More than ${MAX_PLATFORM_ROWS} rows`),
-        invalidJson: failureExample(new RequestError.InvalidJson(), 'The body is not valid JSON')
+        invalidJson: failureExample(new RequestError.InvalidJson(), 'The body is not valid JSON'),
+        tooDeep: failureExample(new RequestError.JsonTooDeep(MAX_JSON_DEPTH), `Arrays and objects nested more than ${MAX_JSON_DEPTH} levels deep`),
+        inexactNumber: failureExample(
+          new RequestError.InexactNumber('rows[3].price', '0.1000000000000000000001', '0.1'),
+          'A number a double cannot hold exactly (send a numeric string): it would not be stored as sent')
       }
     },
     ...commonResponses(config.BODY_LIMIT_BYTES),

@@ -50,7 +50,10 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
       method: endpoint.method,
       url: endpoint.path,
       onRequest: app.requirePlatformKey(),
-      config: config(),
+      // Money and quantities are stored exactly (spec/platform.md): a number JSON.parse would round is a
+      // 400 naming its path (plugins/json-body.ts). Not the update-status below: its body and per-order
+      // answers are the seller endpoint's (an Order_id that is not an integer is that order's error).
+      config: { ...config(), exactNumbers: true },
       schema: {
         response: { 200: endpoint.responses[200], 400: endpoint.responses[400], 401: endpoint.responses[401] }
       },

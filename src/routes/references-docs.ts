@@ -1,5 +1,6 @@
 import type { Config } from '../config.js'
 import { badRequest, RequestError } from '../errors.js'
+import { MAX_JSON_DEPTH } from '../http/json-body.js'
 import { checkReferenceRow } from '../references/reference-row.js'
 import { ReferenceCode, ReferenceErrors, ReferenceText } from '../references/texts.js'
 import type { ItemError } from '../item-error.js'
@@ -59,7 +60,8 @@ export function referencesDocs (config: Config): { referencesSync: EndpointDoc }
           examples: {
             notAnArray: failureExample(badRequest(ReferenceCode.notAnArray, ReferenceText.notAnArray), 'Not a non-empty array'),
             tooManyRows: failureExample(badRequest(ReferenceCode.tooManyRows, ReferenceText.tooManyRows(MAX_REFERENCE_ROWS, 100_001)), `More than ${MAX_REFERENCE_ROWS} rows`),
-            invalidJson: failureExample(new RequestError.InvalidJson(), 'The body is not valid JSON')
+            invalidJson: failureExample(new RequestError.InvalidJson(), 'The body is not valid JSON'),
+            tooDeep: failureExample(new RequestError.JsonTooDeep(MAX_JSON_DEPTH), `Arrays and objects nested more than ${MAX_JSON_DEPTH} levels deep`)
           }
         },
         ...commonResponses(config.SYNC_BODY_LIMIT_BYTES)

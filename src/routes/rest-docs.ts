@@ -1,5 +1,6 @@
 import type { Config } from '../config.js'
 import { badRequest, RequestError } from '../errors.js'
+import { MAX_JSON_DEPTH } from '../http/json-body.js'
 import { IdempotencyCode, IdempotencyText } from '../idempotency/idempotency-key.js'
 import { checkOutstandingShipmentRow } from '../shipments/sync-row.js'
 import { SyncCode, SyncText } from '../shipments/texts.js'
@@ -175,6 +176,7 @@ export function restDocs (config: Config): { statusUpdate: EndpointDoc, shipment
             invalidStatus,
             statusRequired: failureExample(badRequest(StatusUpdateCode.statusRequired, StatusUpdateText.statusRequired), 'order_status missing, empty or not an array'),
             invalidJson: failureExample(new RequestError.InvalidJson(), 'The body is not valid JSON'),
+            tooDeep: failureExample(new RequestError.JsonTooDeep(MAX_JSON_DEPTH), `Arrays and objects nested more than ${MAX_JSON_DEPTH} levels deep`),
             invalidKey: failureExample(badRequest(IdempotencyCode.invalidKey, IdempotencyText.invalidKey), 'A malformed Idempotency-Key'),
             tooMany: failureExample(badRequest(StatusUpdateCode.tooManyItems, StatusUpdateText.tooManyItems(MAX_STATUS_ITEMS)), `More than ${MAX_STATUS_ITEMS} items`)
           }
@@ -209,7 +211,8 @@ export function restDocs (config: Config): { statusUpdate: EndpointDoc, shipment
           examples: {
             notAnArray: failureExample(badRequest(SyncCode.notAnArray, SyncText.notAnArray), 'Not a non-empty array'),
             tooManyRows: failureExample(badRequest(SyncCode.tooManyRows, SyncText.tooManyRows(MAX_SYNC_ROWS, 100_001)), `More than ${MAX_SYNC_ROWS} rows`),
-            invalidJson: failureExample(new RequestError.InvalidJson(), 'The body is not valid JSON')
+            invalidJson: failureExample(new RequestError.InvalidJson(), 'The body is not valid JSON'),
+            tooDeep: failureExample(new RequestError.JsonTooDeep(MAX_JSON_DEPTH), `Arrays and objects nested more than ${MAX_JSON_DEPTH} levels deep`)
           }
         },
         ...commonResponses(config.SYNC_BODY_LIMIT_BYTES)

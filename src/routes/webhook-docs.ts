@@ -1,4 +1,5 @@
 import type { Config } from '../config.js'
+import { MAX_JSON_DEPTH } from '../http/json-body.js'
 import { RequestError } from '../errors.js'
 import { checkEndpointUrl } from '../outbound/address-policy.js'
 import { created, success } from '../rest-envelope.js'
@@ -135,6 +136,7 @@ export async function webhookDocs (config: Config): Promise<WebhookDocs> {
     privateHost: failureExample(WebhookError.invalidUrl(privateHost), 'A host that is (or resolves to) a private address')
   }
   const invalidJson = failureExample(new RequestError.InvalidJson(), 'The body is not valid JSON')
+  const tooDeep = failureExample(new RequestError.JsonTooDeep(MAX_JSON_DEPTH), `Arrays and objects nested more than ${MAX_JSON_DEPTH} levels deep`)
   const answers = (own: Record<number, ResponseDoc>, sealsSecret = false): Record<number, ResponseDoc> =>
     ({ 401: unauthorized!, 429: rateLimited!, 500: internal!, ...own, 503: unavailable(sealsSecret) })
   const withBody = { 413: tooLarge!, 415: notJson! }
@@ -166,7 +168,8 @@ export async function webhookDocs (config: Config): Promise<WebhookDocs> {
           examples: {
             ...badUrl,
             schema: failureExample(invalidRequest('body must have required property \'url\''), 'No url'),
-            invalidJson
+            invalidJson,
+            tooDeep
           }
         },
         409: {
@@ -212,7 +215,8 @@ export async function webhookDocs (config: Config): Promise<WebhookDocs> {
             schema: failureExample(invalidRequest('body/status must be equal to constant, body/status must be equal to constant, ' +
               'body/status must match a schema in anyOf'), 'A status that is not ENABLED or DISABLED'),
             ...badUrl,
-            invalidJson
+            invalidJson,
+            tooDeep
           }
         },
         404: notFound,
@@ -306,7 +310,8 @@ export async function webhookDocs (config: Config): Promise<WebhookDocs> {
             eventNotFound: failureExample(WebhookError.eventNotFound(evt(999999)), 'An event that is not in the log'),
             schema: failureExample(invalidRequest('body must have required property \'after\', body must have required ' +
               'property \'eventIds\', body must match a schema in anyOf'), 'Neither after nor eventIds'),
-            invalidJson
+            invalidJson,
+            tooDeep
           }
         },
         404: notFound,

@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder'
 import { RequestError } from '../errors.js'
 import { nextTurn } from '../event-loop-turn.js'
+import { MAX_JSON_DEPTH, scanJson } from '../http/json-body.js'
 import { parseJsonKeepingNumberText } from './json-number-text.js'
 
 /*
@@ -8,6 +9,8 @@ import { parseJsonKeepingNumberText } from './json-number-text.js'
  * sync never exists in memory as one body string or one parsed tree: each element is cut out of the
  * stream (tracking depth and strings), parsed on its own (numbers keep their source text) and handed on.
  * Syntax is checked by JSON.parse per element plus the separators here, so any invalid JSON is found.
+ * Nesting is bounded as for every JSON body (http/json-body.ts): the array is level 1, so an element may
+ * nest MAX_JSON_DEPTH - 1 levels; the first bracket past that ends the scan (400 JSON_TOO_DEEP).
  */
 
 export type JsonArrayBody = { kind: 'array', count: number } | { kind: 'not-array' }
@@ -39,6 +42,8 @@ export class JsonArrayScanner {
   private depth = 0
   private inString = false
   private escaped = false
+  /** The body nests deeper than MAX_JSON_DEPTH (a refusal of its own, not invalid JSON). */
+  private tooDeep = false
   /** Text of the current element (or of a non-array body) from earlier chunks. */
   private pieces: string[] = []
   private count = 0
@@ -66,7 +71,12 @@ export class JsonArrayScanner {
         } else if (c === QUOTE) {
           inString = true
         } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-          depth++
+          // The array itself is the first level.
+          if (++depth >= MAX_JSON_DEPTH) {
+            this.tooDeep = true
+            this.fail()
+            return
+          }
         } else if (c === CLOSE_BRACE || (c === CLOSE_BRACKET && depth > 0)) {
           depth--
         } else if ((c === COMMA || c === CLOSE_BRACKET) && depth === 0) {
@@ -122,12 +132,17 @@ export class JsonArrayScanner {
     this.pieces = []
   }
 
-  /** After the last chunk: what the body was. Throws InvalidJsonError when it was not valid JSON. */
+  /**
+   * After the last chunk: what the body was. Throws InvalidJsonError when it was not valid JSON,
+   * JsonTooDeepError when it nested past the bound.
+   */
   end (): JsonArrayBody {
     if (this.phase === Phase.End) return { kind: 'array', count: this.count }
+    if (this.tooDeep) throw new RequestError.JsonTooDeep(MAX_JSON_DEPTH)
     if (this.phase === Phase.NotArray) {
       const text = this.pieces.join('')
       this.pieces = []
+      if (scanJson(text).kind === 'too-deep') throw new RequestError.JsonTooDeep(MAX_JSON_DEPTH)
       try {
         this.parse(text)
       } catch {

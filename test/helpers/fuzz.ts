@@ -94,3 +94,77 @@ export function responseProblem (res: FuzzResponse): string | null {
   if (res.text !== '' && res.json === undefined) return `body is not JSON: ${res.text.slice(0, 200)}`
   return null
 }
+
+/** A route a deep body is sent to: `template` is its body with DEEP_SLOT where the nested value goes. */
+export interface DeepRoute {
+  method: FuzzRequest['method']
+  path: string
+  headers: Record<string, string>
+  template: string
+  /** GET: the template is the query string, the nested value URL-encoded. */
+  query?: boolean
+  /** The deepest body sent (a query string is bounded by the header limit, 16 KiB). */
+  maxDepth?: number
+  /** A GraphQL route: a refusal is `{data: null, errors: [{extensions: {code}}]}`, not the REST envelope. */
+  graphql?: boolean
+}
+
+export const DEEP_SLOT = '__DEEP__'
+/** The contract's bound (README Security), written out: a body may nest 64 levels of arrays and objects. */
+export const JSON_DEPTH_BOUND = 64
+
+/** Levels of arrays and objects open at DEEP_SLOT in a template. */
+function levelsAround (template: string): number {
+  let depth = 0
+  for (const c of template.slice(0, template.indexOf(DEEP_SLOT))) {
+    if (c === '[' || c === '{') depth++
+    else if (c === ']' || c === '}') depth--
+  }
+  return depth
+}
+
+/**
+ * Deep bodies, 10 to 400,000 levels (both sides of the bound, and far past it), sent to each route with and
+ * without an Idempotency-Key, nested as arrays or objects, closed or cut off: past the bound every answer is
+ * a 400 JSON_TOO_DEEP, within it never that, and never a 5xx, a slow answer or anything internal.
+ * Answers the count of each outcome (`too-deep`, `read`, each with `+key` when a key was sent).
+ */
+export async function assertDeepBodies (base: string, routes: readonly DeepRoute[], seed: number, runsPerRoute = 10):
+Promise<Map<string, number>> {
+  const seen = new Map<string, number>()
+  let key = 0
+  await fc.assert(fc.asyncProperty(fc.gen(), async (g) => {
+    const route = routes[g(fc.nat, routes.length - 1)]
+    const max = route.maxDepth ?? 400_000
+    const edges = fc.constantFrom(10, JSON_DEPTH_BOUND - 1, JSON_DEPTH_BOUND, JSON_DEPTH_BOUND + 1, max)
+    const total = g(() => fc.oneof(edges, fc.integer({ min: 10, max })))
+    // Objects cost 6 bytes a level: kept under the 1 MiB body limit.
+    const style = total <= 150_000 && g(fc.boolean) ? 'object' : 'array'
+    const closed = g(fc.nat, 9) > 1
+    const levels = Math.max(1, total - levelsAround(route.template))
+    const open = style === 'array' ? '['.repeat(levels) : '{"a":'.repeat(levels)
+    const deep = open + (style === 'array' ? '' : '1') + (closed ? (style === 'array' ? ']' : '}').repeat(levels) : '')
+    const withKey = g(fc.boolean)
+    const headers = { ...route.headers, ...(withKey ? { 'idempotency-key': `deep-body-${++key}` } : {}) }
+    const filled = route.template.replace(DEEP_SLOT, route.query ? encodeURIComponent(deep) : deep)
+    const request: FuzzRequest = route.query
+      ? { method: route.method, path: `${route.path}?${filled}`, headers }
+      : { method: route.method, path: route.path, headers: { 'content-type': 'application/json', ...headers }, body: filled }
+    const res = await send(base, request)
+    const code = route.graphql ? res.json?.errors?.[0]?.extensions?.code : res.json?.code
+    const depth = levelsAround(route.template) + levels
+    const problem = responseProblem(res) ??
+      (depth > JSON_DEPTH_BOUND && (res.status !== 400 || code !== 'JSON_TOO_DEEP') ? `${res.status} ${String(code)} past the bound` : null) ??
+      (depth <= JSON_DEPTH_BOUND && code === 'JSON_TOO_DEEP' ? 'JSON_TOO_DEEP within the bound' : null)
+    if (problem) {
+      throw new Error(`${problem}: ${route.method} ${route.path}, ${depth} levels (${style}, ${closed ? 'closed' : 'cut off'}` +
+        `${withKey ? ', Idempotency-Key' : ''})\n→ ${res.text.slice(0, 300)}`)
+    }
+    const outcome = `${code === 'JSON_TOO_DEEP' ? 'too-deep' : 'read'}${withKey ? '+key' : ''}`
+    seen.set(outcome, (seen.get(outcome) ?? 0) + 1)
+  }), { seed, numRuns: fuzzRuns(routes.length * runsPerRoute), endOnFailure: true })
+  return seen
+}
+
+/** The outcomes a deep-body fuzz must have reached: both sides of the bound, with and without a key. */
+export const DEEP_OUTCOMES = ['too-deep', 'too-deep+key', 'read', 'read+key'] as const

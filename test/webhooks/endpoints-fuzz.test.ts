@@ -2,7 +2,11 @@ import t from 'tap'
 import fc from 'fast-check'
 import { build } from '../helpers/build.js'
 import { createSeller, credential, platformKey } from '../helpers/fixtures.js'
-import { codeUnits, fuzzRuns, fuzzSeed, hostileString, listen, responseProblem, send, type FuzzRequest, type FuzzResponse } from '../helpers/fuzz.js'
+import {
+  assertDeepBodies, codeUnits, DEEP_OUTCOMES, DEEP_SLOT, fuzzRuns,
+  fuzzSeed, hostileString, listen, responseProblem, send,
+  type FuzzRequest, type FuzzResponse
+} from '../helpers/fuzz.js'
 import { WEBHOOK_ENDPOINTS_PATH } from '../../src/routes/webhook-endpoints.js'
 import { forbiddenAddressReason } from '../../src/outbound/address-policy.js'
 import { EVENT_TYPES } from '../../src/events/event-types.js'
@@ -386,5 +390,30 @@ t.test('fuzzed webhook endpoint routes: the envelope, no 5xx, no cross-seller ac
     return !(r.url as string).startsWith('https:') || (reason !== null && reason !== 'not an IP address')
   })
   t.same(private_, [], 'no stored url is http:// or a private address')
+  t.notMatch(logs(), /"level":(50|60)/, 'no error was logged')
+})
+
+t.test('deep bodies on every webhook endpoint route, with and without Idempotency-Key: 400 JSON_TOO_DEEP past 64 levels, never a 5xx', async (t) => {
+  const { app, database, logs } = await build(t, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' }, { captureLogs: true })
+  const { sellerId } = await createSeller(database)
+  const headers = { authorization: `Bearer ${await credential(database, sellerId, 'api-key')}` }
+  const base = await listen(app)
+  const created = await send(base, {
+    method: 'POST',
+    path: WEBHOOK_ENDPOINTS_PATH,
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: PUBLIC_URLS[0], types: [EVENT_TYPES[0]] })
+  })
+  t.equal(created.status, 201, created.text)
+  const one = `${WEBHOOK_ENDPOINTS_PATH}/${created.json.data.id as string}`
+  const seen = await assertDeepBodies(base, [
+    { method: 'POST', path: WEBHOOK_ENDPOINTS_PATH, headers, template: `{"url":"${PUBLIC_URLS[0]}","types":${DEEP_SLOT}}` },
+    { method: 'PATCH', path: one, headers, template: `{"description":${DEEP_SLOT}}` },
+    { method: 'POST', path: `${one}/replay`, headers, template: `{"after":${DEEP_SLOT}}` },
+    { method: 'POST', path: `${one}/test`, headers, template: DEEP_SLOT },
+    { method: 'POST', path: `${one}/rotate-secret`, headers, template: DEEP_SLOT }
+  ], fuzzSeed(6406))
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries(seen))}`)
+  for (const outcome of DEEP_OUTCOMES) t.ok(seen.has(outcome), `reached ${outcome}`)
   t.notMatch(logs(), /"level":(50|60)/, 'no error was logged')
 })
