@@ -9,7 +9,8 @@ import { MAX_JSON_DEPTH, pathAt, scanJson } from '../http/json-body.js'
  * __proto__/constructor rules, an empty body refused), behind the scan of http/json-body.ts: a body
  * nested deeper than MAX_JSON_DEPTH is a 400 JSON_TOO_DEEP before anything parses it, and on a route
  * that says `exactNumbers` a number a double does not hold exactly is a 400 INEXACT_NUMBER naming its
- * path. The routes that stream their body (streamed-json-array.ts) bound depth in their own scanner.
+ * path. An empty body on a route with no body schema is no body. The routes that stream their body
+ * (streamed-json-array.ts) bound depth in their own scanner.
  */
 
 declare module 'fastify' {
@@ -25,6 +26,12 @@ type Done = (err: Error | null, body?: unknown) => void
 export function checkedJsonParser (parse: (request: FastifyRequest, body: string, done: Done) => void) {
   return (request: FastifyRequest, body: string | Buffer, done: Done): void => {
     const text = typeof body === 'string' ? body : body.toString('utf8')
+    // Many HTTP clients send `Content-Type: application/json` on every call: on a route that takes no body
+    // (POST …/test, DELETE …/{id}), an empty one is no body, not invalid JSON.
+    if (text.trim() === '' && request.routeOptions.schema?.body === undefined) {
+      done(null, undefined)
+      return
+    }
     const exactNumbers = request.routeOptions.config?.exactNumbers === true
     const scan = scanJson(text, { exactNumbers })
     if (scan.kind === 'too-deep') {

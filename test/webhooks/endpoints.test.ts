@@ -526,6 +526,30 @@ const PRIVATE_URLS: Array<[string, string | RegExp]> = [
   ['https://no-such-host.invalid/', 'url host no-such-host.invalid does not resolve']
 ]
 
+t.test('an empty body with Content-Type: application/json is no body on a route that takes none', async (t) => {
+  const m = await webhookMarket(t)
+  const endpoint = await create(t, m, 1)
+  const send = async (seller: number, method: 'POST' | 'DELETE', path: string, payload?: string) => {
+    const res = await m.app.inject({
+      method,
+      url: `${WEBHOOK_ENDPOINTS_PATH}${path}`,
+      headers: { authorization: `Bearer ${await m.apiKey(seller)}`, 'content-type': 'application/json' },
+      ...(payload === undefined ? {} : { payload })
+    })
+    return { status: res.statusCode, code: res.statusCode < 300 ? null : res.json().code }
+  }
+  for (const [method, tail] of [['POST', '/test'], ['POST', '/rotate-secret']] as const) {
+    t.same(await send(1, method, `/${endpoint.id}${tail}`), { status: 200, code: null }, `${method} ${tail}: done`)
+    t.same(await send(1, method, `/${endpoint.id}${tail}`, '  '), { status: 200, code: null }, `${method} ${tail}, blank: done`)
+    t.same(await send(2, method, `/${endpoint.id}${tail}`), { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' }, `${method} ${tail}: another seller 404`)
+  }
+  t.same(await send(2, 'DELETE', `/${endpoint.id}`), { status: 404, code: 'WEBHOOK_ENDPOINT_NOT_FOUND' }, 'DELETE by another seller: 404, not 400')
+  t.same(await send(1, 'DELETE', `/${endpoint.id}`), { status: 200, code: null }, 'DELETE: done')
+  // A route that takes a body still refuses an empty one, and a body that is not JSON stays invalid.
+  t.same(await send(1, 'POST', ''), { status: 400, code: 'INVALID_JSON' }, 'POST (create) with no body: INVALID_JSON')
+  t.same(await send(1, 'POST', `/${endpoint.id}/test`, '{'), { status: 400, code: 'INVALID_JSON' }, 'a broken body is still refused')
+})
+
 t.test('registration refuses private and non-https URLs when private networks are off (SSRF)', async (t) => {
   const m = await webhookMarket(t, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' })
   const endpoint = await create(t, m, 1)
