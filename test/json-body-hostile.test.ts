@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import { build } from './helpers/build.js'
+import { levelsAround } from './helpers/fuzz.js'
 import { createSeller, credential, platformKey } from './helpers/fixtures.js'
 import {
   PLATFORM_CATALOGUE_PATH, PLATFORM_DEALS_PATH, PLATFORM_ORDER_STATUS_PATH, PLATFORM_ORDERS_PATH, PLATFORM_POINTS_PATH,
@@ -26,14 +27,7 @@ const INTERNALS = /at [\w.<>]+ \(|\.(ts|js):\d+:\d+|Maximum call stack|RangeErro
 const nested = (levels: number): string => '['.repeat(levels) + ']'.repeat(levels)
 
 /** Levels open at the placeholder in a body template. */
-function levelsAround (template: string): number {
-  let depth = 0
-  for (const c of template.slice(0, template.indexOf(DEEP))) {
-    if (c === '[' || c === '{') depth++
-    else if (c === ']' || c === '}') depth--
-  }
-  return depth
-}
+const levelsAt = (template: string): number => levelsAround(template, DEEP)
 
 interface BodyRoute {
   name: string
@@ -93,7 +87,7 @@ const answer = (res: LightMyRequestResponse) => ({ status: res.statusCode, body:
 t.test('a body nested past 64 levels is a 400 JSON_TOO_DEEP on every JSON route, with or without Idempotency-Key', async (t) => {
   const { send, logs } = await setup(t)
   for (const route of ROUTES) {
-    const around = levelsAround(route.template)
+    const around = levelsAt(route.template)
     const expected = route.graphql
       ? { data: null, errors: [{ message: TOO_DEEP.message, extensions: { code: TOO_DEEP.code } }] }
       : { error: true, status: false, statusCode: 400, ...TOO_DEEP }
@@ -114,7 +108,7 @@ t.test('a body exactly 64 levels deep is read as before: never JSON_TOO_DEEP, ne
   const { send } = await setup(t)
   for (const route of ROUTES) {
     for (const idempotent of [false, true]) {
-      const body = route.template.replace(DEEP, nested(DEPTH_BOUND - levelsAround(route.template)))
+      const body = route.template.replace(DEEP, nested(DEPTH_BOUND - levelsAt(route.template)))
       const res = await send(route, body, idempotent)
       const what = `${route.name}${idempotent ? ', Idempotency-Key' : ''}`
       t.ok(res.statusCode < 500, `${what}: ${res.statusCode}`)

@@ -80,11 +80,11 @@ export async function main (): Promise<void> {
   let deliverer: WebhookDeliverer | null = null
   try {
     await seed(database, { orders: 100, seed: 1, anchor: DEFAULT_ANCHOR })
-    const endpoint = async (seller: number, url: string): Promise<string> =>
-      (await database.db.transaction((tx) => createEndpoint(tx, { sellerId: seller, storeIds: null }, { url, types: null, description: 'bench' }, box))).id
+    const endpoint = async (seller: number, url: string): Promise<string> => (await database.db.transaction((tx) =>
+      createEndpoint(tx, { sellerId: seller, storeIds: null }, { url, types: null, description: 'bench' }, box))).id
     const a = await endpoint(A, aServer.url)
     const b = await endpoint(B, bServer.url)
-    deliverer = new WebhookDeliverer({
+    const newDeliverer = (): WebhookDeliverer => new WebhookDeliverer({
       db: delivererDb.db,
       sessionUrl: bench.url,
       box,
@@ -93,6 +93,7 @@ export async function main (): Promise<void> {
       timeoutMs: TIMEOUT_MS,
       allowPrivateNetworks: true
     })
+    deliverer = newDeliverer()
 
     let missed = 0
     const pings = async (n = PINGS): Promise<number[]> => {
@@ -131,15 +132,7 @@ export async function main (): Promise<void> {
     await sql`insert into webhook_deliveries (endpoint_id, seller_id, sequence, type)
       select ${a}, ${A}, ${aEvent}, 'webhook.test' from generate_series(2, ${PENDING})`
     await sql`vacuum analyze webhook_deliveries`
-    deliverer = new WebhookDeliverer({
-      db: delivererDb.db,
-      sessionUrl: bench.url,
-      box,
-      logger: pino({ level: 'warn' }),
-      concurrency: CONCURRENCY,
-      timeoutMs: TIMEOUT_MS,
-      allowPrivateNetworks: true
-    })
+    deliverer = newDeliverer()
     await deliverer.start()
     // A's first attempts hanging before the first ping (polled: its server counts them).
     for (let n = 0; n < 500; n++) {

@@ -113,10 +113,10 @@ export const DEEP_SLOT = '__DEEP__'
 /** The contract's bound (README Security), written out: a body may nest 64 levels of arrays and objects. */
 export const JSON_DEPTH_BOUND = 64
 
-/** Levels of arrays and objects open at DEEP_SLOT in a template. */
-function levelsAround (template: string): number {
+/** Levels of arrays and objects open at `slot` (DEEP_SLOT by default) in a template. */
+export function levelsAround (template: string, slot = DEEP_SLOT): number {
   let depth = 0
-  for (const c of template.slice(0, template.indexOf(DEEP_SLOT))) {
+  for (const c of template.slice(0, template.indexOf(slot))) {
     if (c === '[' || c === '{') depth++
     else if (c === ']' || c === '}') depth--
   }
