@@ -9,7 +9,7 @@ import { MAX_JSON_DEPTH, pathAt, scanJson } from '../http/json-body.js'
  * __proto__/constructor rules, an empty body refused), behind the scan of http/json-body.ts: a body
  * nested deeper than MAX_JSON_DEPTH is a 400 JSON_TOO_DEEP before anything parses it, and on a route
  * that says `exactNumbers` a number a double does not hold exactly is a 400 INEXACT_NUMBER naming its
- * path. An empty body on a route with no body schema is no body. The routes that stream their body
+ * path. An empty body on a route that says `noBody` is no body. The routes that stream their body
  * (streamed-json-array.ts) bound depth in their own scanner.
  */
 
@@ -17,6 +17,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Numbers are stored exactly: one a double would round (0.1000000000000000000001) is refused. */
     exactNumbers?: boolean
+    /** The route reads no body: an empty one sent as application/json is no body, not invalid JSON. */
+    noBody?: boolean
   }
 }
 
@@ -26,9 +28,10 @@ type Done = (err: Error | null, body?: unknown) => void
 export function checkedJsonParser (parse: (request: FastifyRequest, body: string, done: Done) => void) {
   return (request: FastifyRequest, body: string | Buffer, done: Done): void => {
     const text = typeof body === 'string' ? body : body.toString('utf8')
-    // Many HTTP clients send `Content-Type: application/json` on every call: on a route that takes no body
-    // (POST …/test, DELETE …/{id}), an empty one is no body, not invalid JSON.
-    if (text.trim() === '' && request.routeOptions.schema?.body === undefined) {
+    // Many HTTP clients send `Content-Type: application/json` on every call: on a route that reads no body
+    // (POST …/test, DELETE …/{id}), an empty one is no body, not invalid JSON. A route that reads one
+    // (a platform batch, whose schema only documents it) still answers INVALID_JSON to an empty body.
+    if (request.routeOptions.config?.noBody === true && text.trim() === '') {
       done(null, undefined)
       return
     }

@@ -53,6 +53,8 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
     onRequest: app.requireCredential('api-key', 'authorization'),
     config: { rateLimit: { max: app.config.RATE_LIMIT_WEBHOOKS_PER_MINUTE, timeWindow: 60_000 } }
   }
+  /** The routes that read no body: an empty one with Content-Type: application/json is none (plugins/json-body.ts). */
+  const bodiless = { ...common, config: { ...common.config, noBody: true } }
   const db = app.database.db
   const scopeOf = (request: FastifyRequest): EndpointScope =>
     ({ sellerId: request.caller!.sellerId, storeIds: request.caller!.storeIds })
@@ -101,7 +103,7 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
   })
 
   app.delete(routePath(remove.path), {
-    ...common,
+    ...bodiless,
     schema: { params: remove.params, response: remove.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
@@ -110,7 +112,7 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
   })
 
   app.post(routePath(rotate.path), {
-    ...common,
+    ...bodiless,
     schema: { params: rotate.params, response: rotate.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
@@ -120,7 +122,7 @@ const webhookEndpointRoutes: FastifyPluginAsync = async (plain) => {
   })
 
   app.post(routePath(test.path), {
-    ...common,
+    ...bodiless,
     schema: { params: test.params, response: test.responses }
   }, async (request) => {
     const id = endpointId(request.params.id)
