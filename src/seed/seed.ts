@@ -1,9 +1,10 @@
 import { getTableName, sql } from 'drizzle-orm'
+import { analyzeTables } from '../db/analyze.js'
 import type { Database, Tx } from '../db/client.js'
 import { withSessionLock } from '../db/session-lock.js'
 import {
   dailyDeals, items, offers, orderItems, orders, orderStatusHistory, payoutSchedules, pointsLedger, refunds, retailers,
-  sellers, sellingUnits, shops, skus, stores,
+  sellerRetailers, sellerShops, sellers, sellingUnits, shops, skus, stores,
   type OrderStatus, type PaymentMode, type SellerStatus
 } from '../db/schema.js'
 import { scheduleAutoRejections } from '../effects/enqueue.js'
@@ -505,6 +506,9 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
         await tx.execute(sql`select setval(pg_get_serial_sequence(${getTableName(table)}, 'id'), greatest((select coalesce(max(id), 0) from ${table}), 1))`)
       }
     })
+    // A bulk load: the planner has no statistics for the tables it filled until they are analyzed, and
+    // autovacuum may not have run yet (src/db/analyze.ts).
+    await analyzeTables(db, [...Object.values(TABLES), sellerRetailers, sellerShops].map((table) => `"${getTableName(table)}"`))
     log(`orders: ${options.orders}, order items: ${orderItemsTotal}`)
     const summaries: SellerSummary[] = sellerData.map((sd) => ({
       companyId: sd.sellerId,
