@@ -4,7 +4,9 @@ import { promisify } from 'node:util'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runCli } from '../src/cli/main.js'
+import postgres from 'postgres'
 import { createTestDatabaseUrl } from './helpers/test-server.js'
+import { brokenHistories } from './helpers/history.js'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/order-exchange.js')
 
@@ -36,6 +38,14 @@ t.test('migrate, seed, credentials issue / list / revoke', async (t) => {
   const plain = await cli(['seed', '--orders', '3'], env)
   t.equal(plain.code, 0)
   t.match(plain.out, /companyId \d+ {2}Sharma Distributors Pvt Ltd {2}status=active/)
+  const client = postgres(url, { max: 1, onnotice: () => {} })
+  try {
+    const history = await brokenHistories(client)
+    t.equal(history.orders, 63)
+    t.equal(history.broken, 0, `the CLI's seeds write every history as a chain: ${JSON.stringify(history.examples)}`)
+  } finally {
+    await client.end({ timeout: 5 })
+  }
 
   const issued = await cli(['credentials', 'issue', '--seller', String(companyId), '--kind', 'api-key'], env)
   t.equal(issued.code, 0, issued.err)

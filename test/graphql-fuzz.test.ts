@@ -319,6 +319,14 @@ function graphqlRequest (g: G, token: string): FuzzRequest {
 t.test('fuzzed GraphQL requests: never a 5xx, never slow, never an internal; the process stays live', async (t) => {
   const { app, database, logs } = await build(t, {}, { captureLogs: true })
   await seedDemo(database, 60)
+  // Outstanding shipments to read, with quantities at and beyond a Float's bounds: the sync refuses those a
+  // Float cannot show now, but rows stored before it did are still in the table (float8 failed on them: 500).
+  const quantities = ['12.5', '0', '5e-324', '1.7976931348623157e308', `0.${'0'.repeat(97)}1`, '0.1000000000000000000001',
+    '1e-400', `0.${'0'.repeat(400)}1`, '1e-16000', `${'9'.repeat(400)}`, '123456789012345678901234567890.123']
+  for (const [i, quantity] of quantities.entries()) {
+    await database.sql`insert into outstanding_shipments (seller_id, retailer_sync_id, shop_sync_id, offer_sync_id, outstanding_quantity)
+      values (1, ${`RET-1-0000${i % 3}`}, ${i % 2 === 0 ? null : 'SHOP-1-00001'}, ${`VAR-1-${String(i).padStart(3, '0')}`}, ${quantity}::numeric)`
+  }
   const token = await credential(database, 1, 'access-token')
   const base = await listen(app)
   const seen = new Map<string, number>()

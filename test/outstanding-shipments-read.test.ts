@@ -141,3 +141,33 @@ t.test('GraphQL outstandingShipments: a client checks its sync', async (t) => {
   const unauthorized = await graphql(app, key, OutstandingShipmentsDocument, {})
   t.equal(unauthorized.statusCode, 401, 'the API key is not an access token')
 })
+
+t.test('GraphQL outstandingShipments: every stored quantity is read as the nearest Float, never an error', async (t) => {
+  const { app, database } = await build(t)
+  const { sellerId } = await createSeller(database)
+  const key = await credential(database, sellerId, 'api-key')
+  const token = await credential(database, sellerId, 'access-token')
+  // What the sync accepts at a Float's bounds.
+  await put(t, app, key, [
+    { retailerSyncId: 'R', offerSyncId: 'A-smallest', outstandingQuantity: '5e-324' },
+    { retailerSyncId: 'R', offerSyncId: 'B-largest', outstandingQuantity: '1.7976931348623157e308' },
+    { retailerSyncId: 'R', offerSyncId: 'C-digits', outstandingQuantity: `0.${'0'.repeat(97)}1` }
+  ])
+  // Rows stored before the sync refused what a Float cannot show: float8 fails on each (SQLSTATE 22003).
+  for (const [offer, quantity] of [['D-underflow', '1e-400'], ['E-tiny', '1e-16000'], ['F-overflow', `${'9'.repeat(400)}.5`]]) {
+    await database.sql`insert into outstanding_shipments (seller_id, retailer_sync_id, offer_sync_id, outstanding_quantity)
+      values (${sellerId}, 'R', ${offer}, ${quantity}::numeric)`
+  }
+  const expected = [
+    ['A-smallest', 5e-324], ['B-largest', 1.7976931348623157e308], ['C-digits', 1e-98],
+    ['D-underflow', 0], ['E-tiny', 0], ['F-overflow', 1.7976931348623157e308]
+  ]
+  const res = await graphql(app, token, OutstandingShipmentsDocument, { input: { limit: 100 } })
+  t.equal(res.statusCode, 200)
+  t.notOk(res.body.errors)
+  const nodes = res.body.data?.outstandingShipments.nodes ?? []
+  t.same(nodes.map((n) => [n.offerSyncId, n.outstandingQuantity]).sort(), expected)
+  // The standard execution reads the same statement.
+  const read = await readOutstandingShipments(database.db, sellerId, filter({ limit: 100 }))
+  t.same(read.nodes.map((n) => [n.offerSyncId, n.outstandingQuantity]).sort(), expected)
+})

@@ -211,9 +211,9 @@ t.test('placing: every refusal names its field; the other rows are placed', asyn
     errorOf(0, '8000', E.sellerNotFound(99)),
     errorOf(1, '8001', O.storeNotFound(21)),
     errorOf(2, '8002', O.retailerNotLinked(502)),
-    errorOf(3, '8003', O.shopNotFound(602)),
+    errorOf(3, '8003', O.shopNotFound(602, 501)),
     errorOf(4, '8004', O.offerNotFound(0, 200)),
-    errorOf(5, '8005', O.dealNotFound(0, 100)),
+    errorOf(5, '8005', O.dealNotFound(0, 100, 101)),
     errorOf(6, '8006', O.dealNotThatDay(0, 101, '2026-11-24', DAY)),
     errorOf(7, '8007', O.dealSoldOut(0, 100, '8')),
     errorOf(8, '8008', O.orderNumberTaken('ORD-7001')),
@@ -225,6 +225,14 @@ t.test('placing: every refusal names its field; the other rows are placed', asyn
     errorOf(16, '8016', O.placedAt)
   ])
   t.same({ inserted: data.inserted, failed: data.failed }, { inserted: 2, failed: 15 })
+  // A text names the values it is about, never a field's name in place of its value.
+  t.equal(data.errors[3].error, 'shopId 602 is not a shop of retailer 501')
+  t.equal(data.errors[5].error, 'orderItems[0].dealId 100 is not a deal of this seller for offer 101')
+  for (const e of data.errors as Array<{ error: string, code: string }>) {
+    if (!/_(?:NOT_FOUND|NOT_LINKED|NOT_THAT_DAY|SOLD_OUT|TAKEN)$/.test(e.code)) continue
+    // A reference refusal: every id field its text mentions is followed by its value.
+    t.notMatch(e.error, /\b(?:retailerId|offerId|companyId|storeId|shopId|dealId)\b(?! \d)/, `no field name in place of a value: ${e.error}`)
+  }
   t.same((await sql`select id::int from orders order by id`).map((r) => r.id), [7001, 8012, 8015])
   t.same(await sql`select grabbed_quantity::text from daily_deals where id = 100`, [{ grabbed_quantity: '4.001' }],
     'a refused row grabs nothing; a later row of the batch sees an earlier one\'s grab')

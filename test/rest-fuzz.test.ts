@@ -81,7 +81,9 @@ function statusBody (g: G, orderIds: number[]): { body: string, contentType: str
 
 function quantity (g: G): unknown {
   return coin(g, 60)
-    ? g(() => fc.oneof(fc.integer({ min: 0, max: 1_000_000 }), fc.double({ min: 0, max: 1e6, noNaN: true }), fc.constantFrom('10.500', '0', '1e3', '0.1000000000000000000001', '12345678901234567890')))
+    ? g(() => fc.oneof(fc.integer({ min: 0, max: 1_000_000 }), fc.double({ min: 0, max: 1e6, noNaN: true }), fc.constantFrom('10.500', '0', '1e3', '0.1000000000000000000001', '12345678901234567890',
+      // At and beyond a Float's bounds: what the outstandingShipments read gives back (refused below 2.5e-324).
+      '5e-324', '1.7976931348623157e308', '1e-400', '2e-324', `0.${'0'.repeat(90)}1e-300`, `0.${'0'.repeat(97)}1`)))
     : g(() => fc.oneof(fc.constantFrom(-1, '-1', '-0', '-0.000', 'NaN', 'Infinity', '1e1001', '1e-1001', '1'.repeat(150), '', ' 1', '0x10', '1,5', true), hostileString, fc.jsonValue({ maxDepth: 1 })))
 }
 
@@ -109,7 +111,7 @@ function syncBody (g: G): { body: string, contentType: string } {
     const rows = Array.from({ length: g(fc.integer, { min: 0, max: 40 }) }, () => syncRow(g))
     let text = JSON.stringify(rows)
     // Numbers written as the client's source holds them, beyond what JSON.stringify would print.
-    if (coin(g, 20)) text = text.replace(/"outstandingQuantity":"(\d+(?:\.\d+)?)"/g, '"outstandingQuantity":$1')
+    if (coin(g, 20)) text = text.replace(/"outstandingQuantity":"(\d+(?:\.\d+)?(?:e-?\d+)?)"/g, '"outstandingQuantity":$1')
     return { body: coin(g, 5) ? `\ufeff ${text} \n` : text, contentType: 'application/json' }
   }
   if (kind < 78) return json(g(() => fc.oneof(fc.jsonValue(), fc.record({ rows: fc.jsonValue() }), fc.constant([]))))
@@ -219,6 +221,23 @@ t.test('fuzzed shipment syncs: the envelope, counts that add up, exact quantitie
   const [bad] = await database.sql`select count(*)::int as n from outstanding_shipments
     where outstanding_quantity < 0 or retailer_sync_id = '' or offer_sync_id = '' or shop_sync_id = ''`
   t.equal(bad.n, 0, 'no invalid row was stored')
+  // Whatever was stored reads back through GraphQL: no quantity the read's Float cannot show.
+  const [unreadable] = await database.sql`select count(*)::int as n from outstanding_shipments
+    where outstanding_quantity <> 0 and outstanding_quantity < 2.4703282292062328e-324::numeric`
+  t.equal(unreadable.n, 0, 'no stored quantity other than 0 reads as 0')
+  const token = await credential(database, 1, 'access-token')
+  const [rows] = await database.sql`select count(*)::int as n from outstanding_shipments where seller_id = 1`
+  t.ok(rows.n > 0, 'the fuzz stored rows')
+  for (let page = 1; page <= Math.ceil(rows.n / 100); page++) {
+    const read = await send(base, {
+      method: 'POST',
+      path: '/v2/graphql',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ outstandingShipments(input: { page: ${page}, limit: 100 }) { nodes { offerSyncId outstandingQuantity } } }` })
+    })
+    t.equal(read.status, 200, `outstandingShipments page ${page}: ${read.text.slice(0, 300)}`)
+    t.notOk((read.json as { errors?: unknown }).errors, `page ${page} without errors`)
+  }
 })
 
 t.test('deep bodies on both REST endpoints, with and without Idempotency-Key: 400 JSON_TOO_DEEP past 64 levels, never a 5xx', async (t) => {

@@ -2,6 +2,7 @@ import t from 'tap'
 import type { TestDatabase as Database } from './helpers/build.js'
 import { testDatabase } from './helpers/build.js'
 import { seedDemo } from './helpers/fixtures.js'
+import { brokenHistories } from './helpers/history.js'
 import { isEmpty, paise } from '../src/seed/seed.js'
 
 /** A digest of everything the seed decides (not the clock-given created_at of catalogue rows). */
@@ -30,6 +31,13 @@ t.test('same seed gives the same data; another seed does not', async (t) => {
   t.notOk(await isEmpty(a.db))
   t.equal(await digest(a), await digest(b))
   t.not(await digest(a), await digest(c))
+  // A second seed on a database that holds one already appends after its ids.
+  await seedDemo(a, 50, 44)
+  for (const database of [a, c]) {
+    const check = await brokenHistories(database.sql)
+    t.ok(check.orders > 0)
+    t.equal(check.broken, 0, `every seeded order's history is a chain from null to its status, in time: ${JSON.stringify(check.examples)}`)
+  }
 })
 
 t.test('the demo data covers every case the endpoints care about', async (t) => {
@@ -75,6 +83,13 @@ t.test('the demo data covers every case the endpoints care about', async (t) => 
   t.equal(counts.payouts, counts.prepaid, 'a payout schedule for every prepaid order')
   t.ok(counts.refunds > 0, 'refunds of online-paid rejected orders')
   t.equal(counts.ledger_sum, counts.balance, 'the ledger sums to the balance')
+
+  const history = await brokenHistories(sql)
+  t.equal(history.orders, 400)
+  t.equal(history.broken, 0, `every seeded order's history is a chain from null to its status, in time: ${JSON.stringify(history.examples)}`)
+  const [steps] = await sql`select count(*)::int as n from order_status_history h join orders o on o.id = h.order_id
+    where o.status in ('ORDER_COMPLETED_BY_SELLER', 'DELIVERED') and h.to_status = 'ORDER_ACCEPTED'`
+  t.ok(steps.n > 0, 'completed and delivered orders went through ORDER_ACCEPTED')
 
   const [seq] = await sql`select nextval(pg_get_serial_sequence('orders', 'id'))::int as next, (select max(id) from orders)::int as max`
   t.ok(seq.next > seq.max, 'sequences move past seeded ids')

@@ -11,6 +11,8 @@ import type { TestDatabase as Database } from './helpers/build.js'
 const PATH = '/v2/shipments/outstanding/sync-data'
 const OK_MESSAGE = 'Outstanding shipments synced successfully'
 const NOT_AN_ARRAY = 'Request body must be a non-empty JSON array of outstanding shipment records'
+const TOO_SMALL = 'outstandingQuantity is too small: a quantity other than 0 must not round to 0 as a Float ' +
+  '(below about 2.5e-324), the number the outstandingShipments read gives back'
 
 interface Stored {
   seller_id: number
@@ -128,11 +130,15 @@ t.test('quantities are stored exactly as sent', async (t) => {
     '{"retailerSyncId":"R","offerSyncId":"h","outstandingQuantity":-0}',
     '{"retailerSyncId":"R","offerSyncId":"i","outstandingQuantity":".25"}',
     '{"retailerSyncId":"R","offerSyncId":"j","outstandingQuantity":"+7"}',
-    '{"retailerSyncId":"R","offerSyncId":"k","outstandingQuantity":0}'
+    '{"retailerSyncId":"R","offerSyncId":"k","outstandingQuantity":0}',
+    // The smallest and largest Floats: the read gives them back.
+    '{"retailerSyncId":"R","offerSyncId":"l","outstandingQuantity":5e-324}',
+    '{"retailerSyncId":"R","offerSyncId":"m","outstandingQuantity":"1.7976931348623157e308"}',
+    '{"retailerSyncId":"R","offerSyncId":"n","outstandingQuantity":0e-400}'
   ].join(',\n') + ']'
   const res = await put(app, key, body)
   t.equal(res.statusCode, 200)
-  t.match(res.json().data, { inserted: 11, failed: 0 })
+  t.match(res.json().data, { inserted: 14, failed: 0 })
   const byOffer = Object.fromEntries((await stored(database)).map((r) => [r.offer_sync_id, r.outstanding_quantity]))
   t.same(byOffer, {
     a: '10.500',
@@ -145,7 +151,10 @@ t.test('quantities are stored exactly as sent', async (t) => {
     h: '0',
     i: '0.25',
     j: '7',
-    k: '0'
+    k: '0',
+    l: `0.${'0'.repeat(323)}5`,
+    m: `17976931348623157${'0'.repeat(292)}`,
+    n: `0.${'0'.repeat(400)}`
   })
   // 10.5 and "10.500" are the same value: no write.
   const again = (await put(app, key, [{ retailerSyncId: 'R', offerSyncId: 'a', outstandingQuantity: 10.5 }])).json().data
@@ -183,6 +192,10 @@ t.test('bad rows are reported by index with the field named; good rows are appli
     ['{"retailerSyncId":"R","offerSyncId":"O","outstandingQuantity":"-0.001"}', 'outstandingQuantity must not be negative'],
     ['{"retailerSyncId":"R","offerSyncId":"O","outstandingQuantity":-1e-400}', 'outstandingQuantity must not be negative'],
     ['{"retailerSyncId":"R","offerSyncId":"O","outstandingQuantity":1e999}', 'outstandingQuantity must be a finite number'],
+    // Not 0, but 0 as the Float the outstandingShipments read gives back (22003 in PostgreSQL's float8).
+    ['{"retailerSyncId":"R","offerSyncId":"O","outstandingQuantity":1e-400}', TOO_SMALL],
+    ['{"retailerSyncId":"R","offerSyncId":"O","outstandingQuantity":"0.00000000000000000000000000000000000000000000000000001e-300"}', TOO_SMALL],
+    ['{"retailerSyncId":"R","offerSyncId":"O","outstandingQuantity":"2e-324"}', TOO_SMALL],
     ['{"retailerSyncId":"R","offerSyncId":"O","outstandingQuantity":"1e-5000"}', 'outstandingQuantity is out of range (exponent beyond ±1000)'],
     ['{"retailerSyncId":"R","offerSyncId":"O","outstandingQuantity":1E+1001}', 'outstandingQuantity is out of range (exponent beyond ±1000)'],
     ['{"retailerSyncId":"R","offerSyncId":"O","outstandingQuantity":"2e308"}', 'outstandingQuantity must be a finite number'],

@@ -33,6 +33,17 @@ export function nameText (name: string): SQL {
 export const stringText = (expr: SQL): SQL => sql`coalesce(to_json((${expr})::text)::text, 'null')`
 export const numberText = (expr: SQL): SQL => sql`coalesce(oxs_js_number((${expr})::float8), 'null')`
 /**
+ * A numeric column of any size as the double JavaScript would read it, never an error: `::float8` fails
+ * (SQLSTATE 22003) for a value a double cannot hold, so a non-zero value nearer 0 than half the smallest
+ * double (2^-1075) is written as 0 and one beyond the largest double as ±1.7976931348623157e308. Between
+ * the two bounds the cast rounds to the nearest double, as JSON.parse would (denormals included).
+ */
+export const numericNumberText = (expr: SQL): SQL => sql`coalesce(oxs_js_number(case
+    when abs((${expr})::numeric) < 2.4703282292062328e-324::numeric then 0::float8
+    when abs((${expr})::numeric) > 1.7976931348623157e308::numeric
+      then sign((${expr})::numeric)::float8 * 1.7976931348623157e308::float8
+    else (${expr})::numeric::float8 end), 'null')`
+/**
  * A numeric column of at most 15 significant digits (money numeric(14,2), quantity numeric(14,3)):
  * JavaScript writes the double of such a decimal as the decimal itself without trailing zeros (15
  * digits always round-trip, and scale ≤ 3 stays clear of exponents), so no float conversion is needed.

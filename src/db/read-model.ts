@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm'
 import {
-  boolText, decimalText, intText, isoText, numberText, stringArrayText, stringText, type JsonEntry, type ScalarFields
+  boolText, decimalText, intText, isoText, numberText, numericNumberText, stringArrayText, stringText,
+  type JsonEntry, type ScalarFields
 } from './json-text.js'
 
 /*
@@ -67,6 +68,11 @@ export const field = {
   /** Any other number, through float8 as JavaScript writes it. */
   number: scalar<number>(numberText),
   nullableNumber: scalar<number | null>(numberText),
+  /**
+   * A numeric column of any precision and size (unconstrained numeric): the nearest double, 0 or ±the
+   * largest double for a value beyond a double's range (json-text.ts numericNumberText), never an error.
+   */
+  numeric: scalar<number>(numericNumberText),
   bool: scalar<boolean>(boolText),
   /** ISO-8601 in UTC with microseconds: exact enough to hand back as updatedSince. */
   timestamp: scalar<string>((expr) => stringText(isoText(expr))),

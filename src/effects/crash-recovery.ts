@@ -185,6 +185,27 @@ export class WorkerLiveness {
     }
   }
 
+  /**
+   * Call after the pool has stopped and its connections have ended: releases the jobs still locked by this
+   * pool (graphile_worker.force_unlock_workers), so they run again at once elsewhere rather than after
+   * crash recovery's confirmation period. A graceful stop leaves none; one whose completion write failed
+   * does. Returns how many were released (0 when the database cannot be reached: recovery does it later).
+   */
+  async releaseOwnJobs (): Promise<number> {
+    if (!this.poolId) return 0
+    try {
+      const [row] = await this.db.execute<{ n: number }>(sql`
+        select count(*)::int as n from graphile_worker._private_jobs where locked_by = ${this.poolId}::text`)
+      if (row.n === 0) return 0
+      await this.db.execute(sql`select graphile_worker.force_unlock_workers(array[${this.poolId}::text])`)
+      this.logger.warn({ poolId: this.poolId, jobs: row.n }, 'released jobs the stopped worker still held; they will run again')
+      return row.n
+    } catch (err) {
+      this.logger.warn({ err, poolId: this.poolId }, 'could not release the stopped worker\'s jobs; crash recovery will')
+      return 0
+    }
+  }
+
   /** Call after the pool has stopped: ends the session, and with it the lock. */
   async close (): Promise<void> {
     this.closing = true

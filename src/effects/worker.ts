@@ -57,7 +57,14 @@ export async function startEffectsWorker (
   queuePool.on('error', onPoolError)
   queuePool.on('connect', (client) => { client.on('error', onPoolError) })
   const release = async (): Promise<void> => {
+    // graphile-worker writes a job's completion (or failure) without awaiting it: when its runner says it
+    // stopped, the last completions of a graceful shutdown may still be waiting for a connection of this
+    // pool. Ending the pool then drops them, and their jobs stay locked by a pool that no longer exists
+    // (until crash recovery releases them as "workers that died mid-job" and they run again).
+    await settled(queuePool, config.DB_STATEMENT_TIMEOUT_MS || QUEUE_SETTLE_MAX_MS)
     await queuePool.end().catch(() => {})
+    // Whatever the pool still holds (a completion that failed, or outlasted the wait) is released now.
+    await liveness.releaseOwnJobs()
     await liveness.close()
   }
 
@@ -93,6 +100,21 @@ export async function startEffectsWorker (
       })()
       return stopping
     }
+  }
+}
+
+/** How long a stopping worker waits for its queue's last writes when statements have no timeout. */
+const QUEUE_SETTLE_MAX_MS = 15_000
+const QUEUE_SETTLE_POLL_MS = 10
+
+/**
+ * Resolves once no query of the pool is running or waiting for a connection (every client idle), or after
+ * `maxMs`. A write graphile-worker started holds a client, or waits for one, from the moment it is called.
+ */
+async function settled (pool: pg.Pool, maxMs: number): Promise<void> {
+  const until = Date.now() + maxMs
+  while ((pool.waitingCount > 0 || pool.idleCount < pool.totalCount) && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, QUEUE_SETTLE_POLL_MS))
   }
 }
 

@@ -49,11 +49,12 @@ export const OrderRowErrors = itemErrors({
   storeNotFound: ['STORE_NOT_FOUND', (storeId: number) => `storeId ${storeId} is not a store of this seller`],
   retailerNotLinked: ['RETAILER_NOT_LINKED', (retailerId: number) =>
     `retailerId ${retailerId} is not a retailer linked to this seller (PUT /v2/platform/retailers links it)`],
-  shopNotFound: ['SHOP_NOT_FOUND', (shopId: number) => `shopId ${shopId} is not a shop of retailer retailerId`],
+  shopNotFound: ['SHOP_NOT_FOUND', (shopId: number, retailerId: number) =>
+    `shopId ${shopId} is not a shop of retailer ${retailerId}`],
   offerNotFound: ['OFFER_NOT_FOUND', (i: number, offerId: number) =>
     `orderItems[${i}].offerId ${offerId} is not an offer of this seller`],
-  dealNotFound: ['DEAL_NOT_FOUND', (i: number, dealId: number) =>
-    `orderItems[${i}].dealId ${dealId} is not a deal of this seller for offerId`],
+  dealNotFound: ['DEAL_NOT_FOUND', (i: number, dealId: number, offerId: number) =>
+    `orderItems[${i}].dealId ${dealId} is not a deal of this seller for offer ${offerId}`],
   dealNotThatDay: ['DEAL_NOT_THAT_DAY', (i: number, dealId: number, dealDate: string, day: string) =>
     `orderItems[${i}].dealId ${dealId} is the deal of ${dealDate}, not of the day of placedAt (${day})`],
   dealSoldOut: ['DEAL_SOLD_OUT', (i: number, dealId: number, left: string) =>

@@ -74,7 +74,9 @@ function refusal (row: OrderRow, state: OrdersState, grabbed: Map<number, bigint
   if (!state.sellers.has(row.companyId)) return E.sellerNotFound(row.companyId)
   if (state.stores.get(row.storeId) !== row.companyId) return O.storeNotFound(row.storeId)
   if (!state.links.has(`${row.companyId}:${row.retailerId}`)) return O.retailerNotLinked(row.retailerId)
-  if (row.shopId !== null && state.shops.get(row.shopId) !== row.retailerId) return O.shopNotFound(row.shopId)
+  if (row.shopId !== null && state.shops.get(row.shopId) !== row.retailerId) {
+    return O.shopNotFound(row.shopId, row.retailerId)
+  }
   const taken = state.numbers.get(row.orderNumber)
   if (taken !== undefined && taken !== row.orderId) return O.orderNumberTaken(row.orderNumber)
   const lines: Placement['lines'] = []
@@ -88,7 +90,7 @@ function refusal (row: OrderRow, state: OrdersState, grabbed: Map<number, bigint
     if (line.dealId !== null) {
       const deal = state.deals.get(line.dealId)
       const ours = deal !== undefined && deal.sellerId === row.companyId && deal.offerId === line.offerId
-      if (!ours) return O.dealNotFound(i, line.dealId)
+      if (!ours) return O.dealNotFound(i, line.dealId, line.offerId)
       if (deal.dealDate !== row.placedOn) return O.dealNotThatDay(i, line.dealId, deal.dealDate, row.placedOn)
       // Grabbed by the stored orders, the earlier rows of this batch and the earlier lines of this order.
       const before = (grabbed.get(line.dealId) ?? milli(deal.grabbedQuantity)) + (grabs.get(line.dealId) ?? 0n)

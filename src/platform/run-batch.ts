@@ -1,3 +1,4 @@
+import { analyzeTables, tablesBulkLoaded } from '../db/analyze.js'
 import type { Db, Tx } from '../db/client.js'
 import { transaction } from '../db/transaction.js'
 import { recordingEvents, type EventLogging, type PendingEvents } from '../events/record-events.js'
@@ -19,11 +20,21 @@ export async function runPlatformBatch<R> (
   apply: (tx: Tx, valid: Array<CheckedRow<R>>, events: PendingEvents) => Promise<Map<number, RowOutcome>>,
   eventLogging?: EventLogging
 ): Promise<Replayable<PlatformBatchData>> {
-  return transaction(db, (tx) => recordingEvents(tx, (events) => idempotent(tx, idempotency, async () => {
-    const decided = [...checked.outcomes]
-    if (checked.valid.length > 0) {
-      for (const [index, outcome] of await apply(tx, checked.valid, events)) decided[index] = outcome
-    }
-    return batchData(decided.map((o) => o!))
-  }), eventLogging))
+  let loaded: string[] = []
+  const result = await transaction(db, async (tx) => {
+    const answer = await recordingEvents(tx, (events) => idempotent(tx, idempotency, async () => {
+      const decided = [...checked.outcomes]
+      if (checked.valid.length > 0) {
+        for (const [index, outcome] of await apply(tx, checked.valid, events)) decided[index] = outcome
+      }
+      return batchData(decided.map((o) => o!))
+    }), eventLogging)
+    // A bulk load (src/db/analyze.ts BULK_LOAD_ROWS rows or more) analyzes what it wrote once committed.
+    loaded = await tablesBulkLoaded(tx)
+    return answer
+  })
+  // Statistics help the reads; they are no part of the batch, which has committed: a failed ANALYZE (a lock
+  // timeout behind another one on the same table) must not answer an error for it. Autovacuum analyzes later.
+  await analyzeTables(db, loaded).catch(() => {})
+  return result
 }

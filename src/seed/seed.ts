@@ -1,9 +1,10 @@
 import { getTableName, sql } from 'drizzle-orm'
+import { analyzeTables } from '../db/analyze.js'
 import type { Database, Tx } from '../db/client.js'
 import { withSessionLock } from '../db/session-lock.js'
 import {
   dailyDeals, items, offers, orderItems, orders, orderStatusHistory, payoutSchedules, pointsLedger, refunds, retailers,
-  sellers, sellingUnits, shops, skus, stores,
+  sellerRetailers, sellerShops, sellers, sellingUnits, shops, skus, stores,
   type OrderStatus, type PaymentMode, type SellerStatus
 } from '../db/schema.js'
 import { scheduleAutoRejections } from '../effects/enqueue.js'
@@ -353,7 +354,11 @@ async function writeHistory (tx: Tx, chunk: SeededOrder[]): Promise<void> {
     id: Number(o.row.orderId),
     seller_id: o.row.companyId,
     status: o.status,
-    from_status: o.status === 'ORDER_COMPLETED_BY_SELLER' || o.status === 'DELIVERED' ? 'ORDER_ACCEPTED' : 'ORDER_PLACED',
+    // Completed and delivered orders were accepted first, half-way between placement and their last change
+    // (at least 600 s apart, so each step's time is strictly after the one before).
+    accepted_at: o.status === 'ORDER_COMPLETED_BY_SELLER' || o.status === 'DELIVERED'
+      ? new Date(Date.parse(o.row.placedAt) + Math.floor((o.updatedMs - Date.parse(o.row.placedAt)) / 2)).toISOString()
+      : null,
     reason: o.reason,
     actionable: o.status === 'ORDER_PLACED' || o.status === 'ORDER_ACCEPTED',
     updated_at: new Date(o.updatedMs).toISOString(),
@@ -362,12 +367,22 @@ async function writeHistory (tx: Tx, chunk: SeededOrder[]): Promise<void> {
     amount: o.row.orderTotalFinal
   }))
   const h = sql`json_to_recordset(${JSON.stringify(rows)}::json) as h(id bigint, seller_id int, status order_status,
-    from_status order_status, reason text, actionable boolean, updated_at timestamptz, deleted boolean, payment text, amount numeric)`
+    accepted_at timestamptz, reason text, actionable boolean, updated_at timestamptz, deleted boolean, payment text, amount numeric)`
   await tx.execute(sql`update orders o set status = h.status, is_actionable = h.actionable, updated_at = h.updated_at,
       is_deleted = h.deleted, deleted_at = case when h.deleted then h.updated_at end
     from ${h} where o.id = h.id`)
+  // Each order's history is a chain from placement (written at its placedAt by placeOrders) to its status.
   await tx.execute(sql`insert into order_status_history (order_id, from_status, to_status, reason, source, changed_at)
-    select h.id, h.from_status, h.status, h.reason, 'seed', h.updated_at from ${h} where h.status <> 'ORDER_PLACED'`)
+    select s.id, s.from_status, s.to_status, s.reason, 'seed', s.changed_at
+    from (
+      select h.id, 'ORDER_PLACED'::order_status as from_status, 'ORDER_ACCEPTED'::order_status as to_status,
+        null as reason, h.accepted_at as changed_at
+      from ${h} where h.accepted_at is not null
+      union all
+      select h.id, case when h.accepted_at is null then 'ORDER_PLACED' else 'ORDER_ACCEPTED' end::order_status,
+        h.status, h.reason, h.updated_at
+      from ${h} where h.status <> 'ORDER_PLACED'
+    ) s order by s.id, s.changed_at`)
   await tx.execute(sql`insert into refunds (order_id, seller_id, amount, status, gateway)
     select h.id, h.seller_id, h.amount, 'SUCCEEDED', 'manual' from ${h}
     where h.status = 'ORDER_REJECTED_BY_SELLER' and h.payment = 'ONLINE_PAID'`)
@@ -491,6 +506,9 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
         await tx.execute(sql`select setval(pg_get_serial_sequence(${getTableName(table)}, 'id'), greatest((select coalesce(max(id), 0) from ${table}), 1))`)
       }
     })
+    // A bulk load: the planner has no statistics for the tables it filled until they are analyzed, and
+    // autovacuum may not have run yet (src/db/analyze.ts).
+    await analyzeTables(db, [...Object.values(TABLES), sellerRetailers, sellerShops].map((table) => `"${getTableName(table)}"`))
     log(`orders: ${options.orders}, order items: ${orderItemsTotal}`)
     const summaries: SellerSummary[] = sellerData.map((sd) => ({
       companyId: sd.sellerId,

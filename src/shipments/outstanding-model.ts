@@ -11,8 +11,11 @@ export const OUTSTANDING_SHIPMENT = {
   /** Null for the rows synced without a shop. */
   shopSyncId: field.nullableString('shop_sync_id'),
   offerSyncId: field.string('offer_sync_id'),
-  /** Float per decisions.md; the stored numeric stays exact in the database. */
-  outstandingQuantity: field.number('outstanding_quantity'),
+  /**
+   * Float per decisions.md; the stored numeric stays exact in the database. The sync refuses a quantity a
+   * Float cannot show (sync-row.ts); a row stored before it did is read as the nearest Float, never an error.
+   */
+  outstandingQuantity: field.numeric('outstanding_quantity'),
   createdAt: field.timestamp('created_at'),
   updatedAt: field.timestamp('updated_at')
 }

@@ -69,6 +69,8 @@ export const RowErrors = itemErrors({
     `outstandingQuantity is out of range (exponent beyond ±${QUANTITY_MAX_EXPONENT})`],
   quantityNotFinite: ['INVALID_QUANTITY', 'outstandingQuantity must be a finite number'],
   quantityNegative: ['INVALID_QUANTITY', 'outstandingQuantity must not be negative'],
+  quantityTooSmall: ['INVALID_QUANTITY', 'outstandingQuantity is too small: a quantity other than 0 must not ' +
+    'round to 0 as a Float (below about 2.5e-324), the number the outstandingShipments read gives back'],
   unstorable: ['UNSTORABLE_TEXT', (field: Field) => unstorableTextRule(field)]
 })
 export type RowErrorCode = CodeOf<typeof RowErrors>
@@ -88,7 +90,11 @@ function quantityTextProblem (text: string): RowError | null {
   if (e >= 0 && Math.abs(Number(text.slice(e + 1))) > QUANTITY_MAX_EXPONENT) return RowErrors.quantityOutOfRange
   if (!Number.isFinite(Number(text))) return RowErrors.quantityNotFinite
   // "-0.000" is zero and fine; "-1e-400" is negative although it reads as -0 in a double.
-  if (text.charCodeAt(0) === 0x2d && /[1-9]/.test(e >= 0 ? text.slice(0, e) : text)) return RowErrors.quantityNegative
+  const nonZero = /[1-9]/.test(e >= 0 ? text.slice(0, e) : text)
+  if (text.charCodeAt(0) === 0x2d && nonZero) return RowErrors.quantityNegative
+  // The read gives the quantity back as a Float (a double): one that is not 0 must not read as 0. Number()
+  // and PostgreSQL's float8 both round correctly to the nearest double, so they agree on which do.
+  if (nonZero && Number(text) === 0) return RowErrors.quantityTooSmall
   return null
 }
 

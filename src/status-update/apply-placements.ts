@@ -75,7 +75,7 @@ export async function applyPlacements (
   await insertOrders(tx, sorted, placer)
   const writes: Array<Promise<unknown>> = [
     insertLines(tx, sorted),
-    insertHistory(tx, ids, placer),
+    insertHistory(tx, sorted, placer),
     grabDeals(tx, sorted),
     holdPayouts(tx, sorted.filter((p) => p.row.paymentMode === 'PREPAID')),
     // The seller's clock starts when the order reaches it: an order imported with an old placedAt is not
@@ -152,7 +152,18 @@ async function insertLines (tx: Tx, placements: Placement[]): Promise<void> {
     order by l.id`)
 }
 
-async function insertHistory (tx: Tx, ids: number[], placer: Placer): Promise<void> {
+async function insertHistory (tx: Tx, placements: Placement[], placer: Placer): Promise<void> {
+  if (placer.source === 'seed') {
+    // The seed's orders are history: each was placed at its placedAt, not when the seed ran (the seed's
+    // later steps follow it in time, src/seed/seed.ts writeHistory).
+    const rows = placements.map(({ row }) => ({ id: row.orderId, placed_at: row.placedAt }))
+    await tx.execute(sql`
+      insert into order_status_history (order_id, from_status, to_status, credential_id, source, changed_at)
+      select h.id, null, ${PLACED}::order_status, ${placer.credentialId}::int, ${placer.source}::change_source, h.placed_at
+      from json_to_recordset(${json(rows)}) as h(id bigint, placed_at timestamptz)`)
+    return
+  }
+  const ids = placements.map((p) => p.row.orderId)
   await tx.execute(sql`
     insert into order_status_history (order_id, from_status, to_status, credential_id, source)
     select id, null, ${PLACED}::order_status, ${placer.credentialId}::int, ${placer.source}::change_source
