@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import { holdInTransaction } from './helpers/held-transaction.js'
 import t, { type Test } from 'tap'
 import { buildSchema, print } from 'graphql'
 import { OrdersDocument } from '../src/graphql/generated/operations.js'
@@ -173,14 +174,15 @@ t.test('with the cost budget on: the same extensions.cost (requested and billed)
 })
 
 t.test('a database failure during the pass-through is answered as the standard execution answers it', async (t) => {
-  const { fast, standard, database, token } = await twoApps(t)
+  // The read waits on a lock past DB_LOCK_TIMEOUT_MS and PostgreSQL cancels it (55P03), on either path.
+  const { fast, standard, database, token } = await twoApps(t, { DB_LOCK_TIMEOUT_MS: '200' })
   const doc = { query: '{ outstandingShipments { nodes { outstandingQuantity } } }', variables: {}, operationName: null }
-  // A quantity no double can hold: PostgreSQL refuses the cast, graphql-js refuses Infinity.
-  await database.sql`insert into outstanding_shipments (seller_id, retailer_sync_id, offer_sync_id, outstanding_quantity)
-    select seller_id, 'R-huge', 'O-huge', ('1' || repeat('0', 400))::numeric from outstanding_shipments limit 1`
+  const lock = await holdInTransaction(database.sql, (tx) => tx`lock table outstanding_shipments in access exclusive mode`)
+  t.teardown(() => lock.release())
   const a = await ask(fast, token, doc)
   const b = await ask(standard, token, doc)
   t.equal(a.body, b.body, 'the same error answer')
   t.equal(a.status, b.status)
+  t.match(JSON.parse(a.body), { errors: [{ extensions: { code: String } }] }, 'an error answer')
   t.equal((await outcomes(fast)).database_error, 1, 'counted')
 })
