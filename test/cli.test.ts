@@ -1,12 +1,16 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
 import { promisify } from 'node:util'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runCli } from '../src/cli/main.js'
 import postgres from 'postgres'
+import { runningServer } from '../src/db/embedded.js'
 import { createTestDatabaseUrl } from './helpers/test-server.js'
 import { brokenHistories } from './helpers/history.js'
+import { freePort, ready, ROOT, startServer, waitFor } from './helpers/server-process.js'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/order-exchange.js')
 
@@ -122,4 +126,37 @@ t.test('the bin runs as a program', async (t) => {
   const { stdout, stderr } = await run(process.execPath, [BIN, 'seed', '--orders', '5', '--json'], { env })
   t.equal(JSON.parse(stdout).orders, 5, stderr)
   await t.rejects(run(process.execPath, [BIN, 'bogus'], { env }), { code: 2 })
+})
+
+t.test('beside a running `npm start` with its ports moved, the CLI finds the embedded server from DATA_DIR alone', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oxs-cli-attach-'))
+  fs.chmodSync(dataDir, 0o755)
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+  const port = await freePort()
+  const pgPort = await freePort()
+  t.not(pgPort, 54329, 'not the default EMBEDDED_PG_PORT')
+  const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', _TAPJS_PROCESSINFO_COVERAGE_: '0', DATA_DIR: dataDir }
+  const server = startServer({ ...base, PORT: String(port), EMBEDDED_PG_PORT: String(pgPort), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' })
+  t.teardown(async () => {
+    server.child.kill('SIGTERM')
+    await server.exited
+  })
+  await waitFor('readiness', () => ready(port), 90_000)
+  const running = runningServer(path.join(dataDir, 'pg'))
+  t.equal(running?.port, pgPort, 'postmaster.pid names the moved port')
+
+  // As the README runs it, with PORT set as for the server but no EMBEDDED_PG_PORT.
+  const { stdout, stderr } = await promisify(execFile)('npx', ['order-exchange', 'credentials', 'issue', '--seller', '1', '--kind', 'access-token'],
+    { cwd: ROOT, env: { ...base, PORT: String(port) } })
+  const token = stdout.trim().split(/\s+/).find((word) => word.startsWith('oxs_test_at_'))
+  t.ok(token, `the CLI issued a token (${stderr.trim()})`)
+  t.same(runningServer(path.join(dataDir, 'pg')), running, 'the same server runs: the CLI attached, it started none')
+  // The token works against the running API: it was written to that server's database.
+  const res = await fetch(`http://127.0.0.1:${port}/v2/graphql`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: '{ seller { companyId } }' })
+  })
+  t.equal(res.status, 200)
+  t.same(((await res.json()) as { data: unknown }).data, { seller: { companyId: 1 } })
 })

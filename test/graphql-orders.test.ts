@@ -1,7 +1,8 @@
 import t from 'tap'
 import { eq, inArray } from 'drizzle-orm'
-import { build } from './helpers/build.js'
-import { credential, createSeller, seedDemo } from './helpers/fixtures.js'
+import { buildApp } from '../src/app.js'
+import { build, testConfig } from './helpers/build.js'
+import { credential, createSeller, platformKey, seedDemo } from './helpers/fixtures.js'
 import { graphql } from './helpers/graphql.js'
 import { createCatalogue, createOrder, createRetailer } from './helpers/order-fixtures.js'
 import { OrderIdsDocument, OrdersDocument, SellerDocument, type OrdersQuery } from '../src/graphql/generated/operations.js'
@@ -9,10 +10,19 @@ import {
   items, offers, orderItems, orders, retailers, sellerRetailers, sellerShops, sellingUnits, shops, skus
 } from '../src/db/schema.js'
 import { seed } from '../src/seed/seed.js'
+import { PLATFORM_ORDERS_PATH, PLATFORM_SELLERS_PATH } from '../src/routes/rest-contract.js'
 
 type Node = NonNullable<OrdersQuery['orders']>['nodes'][number]
 const num = (v: string | null) => v === null ? null : Number(v)
 const iso = (d: Date) => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z')
+/** The exact product of two decimal strings, as a decimal string without trailing zeros. */
+const times = (a: string, b: string): string => {
+  const scaled = (v: string) => { const [w, f = ''] = v.split('.'); return { n: BigInt(w + f), scale: f.length } }
+  const x = scaled(a); const y = scaled(b)
+  const digits = String(x.n * y.n).padStart(x.scale + y.scale + 1, '0')
+  const point = digits.length - x.scale - y.scale
+  return `${digits.slice(0, point)}.${digits.slice(point)}`.replace(/\.?0+$/, '')
+}
 
 t.test('every field of 2.1–2.7 reads back as the database holds it', async (t) => {
   const { app, database } = await build(t)
@@ -105,6 +115,8 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
           id: String(l.id),
           skuId: l.skuId,
           quantity: num(l.quantity)!,
+          unitPrice: num(l.unitPrice)!,
+          lineTotal: Number(times(l.unitPrice, l.quantity)),
           offer: { id: offer.id, offerSyncId: offer.offerSyncId, finalPriceWithTax: num(offer.finalPriceWithTax)! },
           item: { id: item.id, itemName: item.itemName, itemSyncId: item.itemSyncId },
           sku: {
@@ -129,6 +141,72 @@ t.test('every field of 2.1–2.7 reads back as the database holds it', async (t)
   }
   t.ok(withoutShop > 0, 'some orders have no shop (shop: null)')
   t.ok(page.nodes.some((n) => n.retailer.syncId === null), 'some retailers have no sync ID')
+})
+
+t.test('a line shows what it cost: unitPrice is the deal price on a deal line, the offer price at placement otherwise; lineTotal = unitPrice × quantity', async (t) => {
+  const { app, database } = await build(t)
+  const sql = database.sql
+  const key = await platformKey(database)
+  const call = async (url: string, method: 'PUT' | 'POST', body: unknown) => {
+    const res = await app.inject({ method, url, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: JSON.stringify(body) })
+    t.equal(res.statusCode, 200, url)
+    t.same(res.json().data.errors, [], `${url}: no row refused`)
+  }
+  await call(PLATFORM_SELLERS_PATH, 'PUT', [{ companyId: 1, name: 'Seller 1', status: 'ACTIVE', takeRate: '0.1', autoRejectEnabled: false, stores: [{ id: 11, name: 'Main' }] }])
+  await sql`insert into retailers (id, name, phone, whatsapp) values (501, 'Asha Rao', '+919800000001', null)`
+  await sql`insert into seller_retailers (seller_id, retailer_id) values (1, 501)`
+  await sql`insert into items (id, seller_id, item_name) values (100, 1, 'Tea')`
+  await sql`insert into skus (id, seller_id, item_id, sku_nick_name) values (100, 1, 100, 'Tea 1kg')`
+  await sql`insert into offers (id, seller_id, sku_id, purchase_price, mrp_price_amount, final_price_with_tax)
+    values (100, 1, 100, 8, 15, 12.5), (101, 1, 100, 40, 60, 50.10)`
+  await sql`insert into daily_deals (id, seller_id, offer_id, deal_date, deal_price, max_quantity) values (7, 1, 100, '2026-11-25', 7.35, 10)`
+  await call(PLATFORM_ORDERS_PATH, 'POST', [{
+    orderId: '900',
+    orderNumber: 'ORD-900',
+    serviceOrderNumber: 'SVC-900',
+    companyId: 1,
+    storeId: 11,
+    retailerId: 501,
+    shopId: null,
+    deliveryType: 'REGULAR',
+    currencyCode: 'INR',
+    paymentMode: 'CASH_ON_DELIVERY',
+    orderTotal: '165.92',
+    orderTotalFinal: '165.92',
+    orderTaxAmount: 0,
+    orderCessAmount: 0,
+    appliedPoints: 0,
+    totalExtraCharges: 0,
+    roundOff: 0,
+    placedAt: '2026-11-25T09:30:00+05:30',
+    orderItems: [{ id: '9001', offerId: 100, quantity: '2.125', dealId: 7 }, { id: '9002', offerId: 101, quantity: 3 }]
+  }])
+  // The offer's price moves after the order was placed: the line keeps what it was charged.
+  await sql`update offers set final_price_with_tax = 55 where id = 101`
+  const token = await credential(database, 1, 'access-token')
+
+  const full = await graphql(app, token, OrdersDocument, { input: { page: 1, limit: 10 } })
+  t.notOk(full.body.errors)
+  const lines = full.body.data!.orders!.nodes[0]!.orderItems
+  t.same(lines.map((l) => [l.id, l.quantity, l.unitPrice, l.lineTotal, l.offer.finalPriceWithTax]), [
+    ['9001', 2.125, 7.35, 15.61875, 12.5],
+    ['9002', 3, 50.1, 150.3, 55]
+  ], 'the deal line at the deal price, the other at the offer price it was placed at; products not rounded')
+  t.match(full.raw, /"quantity":2\.125,"unitPrice":7\.35,"lineTotal":15\.61875,/, 'exact decimals in the body, as the other money fields')
+  t.match(full.raw, /"quantity":3,"unitPrice":50\.1,"lineTotal":150\.3,/)
+
+  // A selection of only these fields, written by the pass-through and by the standard execution: the same bytes.
+  const standardApp = await buildApp({ config: testConfig(database, { GRAPHQL_PASS_THROUGH: 'false' }), database })
+  t.teardown(() => standardApp.close())
+  await standardApp.ready()
+  const narrow = '{ orders { nodes { orderItems { unitPrice lineTotal } } } }'
+  const expected = '{"data":{"orders":{"nodes":[{"orderItems":[{"unitPrice":7.35,"lineTotal":15.61875},{"unitPrice":50.1,"lineTotal":150.3}]}]}}}'
+  t.equal((await graphql(app, token, narrow)).raw, expected, 'pass-through')
+  t.equal((await graphql(standardApp, token, narrow)).raw, expected, 'standard execution')
+  t.equal((await graphql(standardApp, token, OrdersDocument, { input: { page: 1, limit: 10 } })).raw, full.raw,
+    'the full document alike through both')
+  const [sum] = await sql`select sum(unit_price * quantity)::text as total from order_items where order_id = 900`
+  t.equal(sum!.total, '165.91875', 'lineTotal is the stored unit_price × quantity')
 })
 
 t.test('sync IDs of 2.12, a retailer without sync ID, an order without shop', async (t) => {

@@ -174,7 +174,7 @@ export const FULL_ORDER: JsonEntry[] = entriesOfSelection([
   'isActionable', 'currencyCode', 'orderTotal', 'orderTotalFinal', 'orderTaxAmount', 'orderCessAmount', 'appliedPoints',
   'totalExtraCharges', 'roundOff', 'totalItemsInOrder', 'isDeleted', ['shop', ['id', 'syncId', 'retailerSyncId', 'shopName']],
   ['orderItems', [
-    'id', 'skuId', 'quantity', ['offer', ['id', 'offerSyncId', 'finalPriceWithTax']], ['item', ['id', 'itemName', 'itemSyncId']],
+    'id', 'skuId', 'quantity', 'unitPrice', 'lineTotal', ['offer', ['id', 'offerSyncId', 'finalPriceWithTax']], ['item', ['id', 'itemName', 'itemSyncId']],
     ['sku', [
       'itemId', 'skuNickName', 'images', 'tags',
       ['offers', ['id', 'skuId', 'offerSyncId', 'purchasePrice', 'mrpPriceAmount', 'currency',

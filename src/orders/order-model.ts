@@ -76,6 +76,14 @@ export const ORDER_ITEM = {
   id: field.string((l) => `${l}.id::text`),
   skuId: field.int('sku_id'),
   quantity: field.decimal('quantity'),
+  /** The price charged per unit: the offer's when the line was placed, or its deal's (numeric(14,2)). */
+  unitPrice: field.decimal('unit_price'),
+  /**
+   * unitPrice × quantity, not rounded (numeric(14,2) × numeric(14,3): up to 5 decimals). Written as JavaScript
+   * writes the number (field.number), as the product may pass the 15 digits a decimal field round-trips: both
+   * executions then give the same answer, and the exact decimal whenever it has 15 digits or fewer.
+   */
+  lineTotal: field.number((l) => `(${l}.unit_price * ${l}.quantity)`),
   offer: field.one(OFFER),
   item: field.one(ITEM),
   sku: field.one(SKU)

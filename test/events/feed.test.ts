@@ -230,13 +230,14 @@ t.test('the cost of a page: asked for as orders\' is, billed for what came back'
   const page = JSON.parse((await ask(m.app, token, EVENTS_QUERY, { input: { limit: 100 } })).body)
   const { requestedQueryCost, actualQueryCost } = page.extensions.cost
   // 251 for the field, 3 + 1 for pageInfo, 1 for nodes, then per event 7 fields and the order's (the
-  // contract's full selection: 846 points an order, as orders' worked example), with 100 events assumed.
-  t.equal(requestedQueryCost, 251 + 4 + 1 + 100 * (7 + 846))
+  // contract's full selection: 866 points an order, as orders' worked example: 36 + 10 × (20 + 3 × 7 + 3 × 3 × 3 +
+  // 3 × 5), a line 20 with unitPrice and lineTotal), with 100 events assumed.
+  t.equal(requestedQueryCost, 251 + 4 + 1 + 100 * (7 + 866))
   const events = page.data.events.nodes as FeedEvent[]
   const lines = events.reduce((n, e) => n + e.order!.orderItems.length, 0)
   const skuOffers = events.reduce((n, e) =>
     n + e.order!.orderItems.reduce((k: number, l: any) => k + l.sku.offers.length, 0), 0)
-  t.equal(actualQueryCost, 256 + events.length * (7 + 36) + lines * 18 + skuOffers * 7, 'billed per event, line and SKU offer returned')
+  t.equal(actualQueryCost, 256 + events.length * (7 + 36) + lines * 20 + skuOffers * 7, 'billed per event, line and SKU offer returned')
   // One page of 100 fits the per-query limit; the client's follow pages at 100.
   t.ok(requestedQueryCost < 100_000)
   const two = await ask(m.app, token, '{ a: events(input: {limit: 100}) { nodes { order { orderId orderItems { sku { offers { id } } } } } } b: events(input: {limit: 100}) { nodes { order { orderId orderItems { sku { offers { id } } } } } } }')

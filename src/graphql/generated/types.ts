@@ -174,10 +174,14 @@ export type OrderItem = {
   /** Order item identifier, a string of digits. */
   id: Scalars['String']['output'];
   item: Item;
+  /** unitPrice × quantity, not rounded to cents (a quantity has up to 3 decimals, so up to 5 decimals here). */
+  lineTotal: Scalars['Float']['output'];
   offer: Offer;
   quantity: Scalars['Float']['output'];
   sku: Sku;
   skuId: Scalars['Int']['output'];
+  /** The price charged per unit of this line: the deal's price on a deal line, else the offer's price when the order was placed (offer.finalPriceWithTax is the offer's price now). */
+  unitPrice: Scalars['Float']['output'];
 };
 
 /**
@@ -661,10 +665,12 @@ export type OrderConnectionResolvers<ContextType = MercuriusContext, ParentType 
 export type OrderItemResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['OrderItem'] = ResolversParentTypes['OrderItem']> = {
   id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   item?: Resolver<ResolversTypes['Item'], ParentType, ContextType>;
+  lineTotal?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   offer?: Resolver<ResolversTypes['Offer'], ParentType, ContextType>;
   quantity?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   sku?: Resolver<ResolversTypes['Sku'], ParentType, ContextType>;
   skuId?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  unitPrice?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
 };
 
 export type OutstandingShipmentResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['OutstandingShipment'] = ResolversParentTypes['OutstandingShipment']> = {
