@@ -167,7 +167,12 @@ t.test('content changes are pruned below a horizon; a base older than it is not 
   t.equal(await pruneContentChanges(m.database.db, 0), below!.n, 'the changes below it went')
   t.same((await horizon())!.horizon, mark!.xmin)
   t.same(await m.database.sql`select 1 from content_changes where xid < ${mark!.xmin}::xid8`, [])
-  t.same((await horizon())!.marks, 1, 'the marks up to the horizon dropped, the new one kept')
+  // The run's own mark is kept when it is above the new horizon: not when the oldest transaction still running
+  // on the server (another test file's, say) is the one the first mark noted, which makes the two equal.
+  const [kept] = await m.database.sql`select coalesce(jsonb_agg(x->>'xmin'), '[]') as xmins, horizon::text as horizon
+    from content_change_horizon, jsonb_array_elements(marks) x group by horizon`.then((r) => r.length > 0 ? r : [{ xmins: [], horizon: mark!.xmin }])
+  t.ok(kept!.xmins.length <= 1, 'the marks up to the horizon dropped')
+  t.ok(kept!.xmins.every((x: string) => BigInt(x) > BigInt(kept!.horizon)), `what is kept is above the horizon: ${JSON.stringify(kept)}`)
   // A base built before the horizon is not used: the status event is built (and is a base itself).
   await m.database.sql`update content_change_horizon set horizon = pg_current_xact_id()`
   await m.sellerUpdate(1, [{ Order_id: 1001, Order_Status: 'ORDER_ACCEPTED' }])
