@@ -305,24 +305,6 @@ export const orderEffects = pgTable('order_effects', {
   createdAt: createdAt()
 }, (t) => [primaryKey({ columns: [t.orderId, t.kind] })])
 
-export const deliveryStatus = pgEnum('delivery_status', ['PENDING', 'DELIVERED', 'FAILED'])
-export type DeliveryStatus = (typeof deliveryStatus.enumValues)[number]
-
-/** A notification event (order + transition + channel) and its delivery state. */
-export const notificationDeliveries = pgTable('notification_deliveries', {
-  eventId: text('event_id').primaryKey(),
-  orderId: bigint('order_id', { mode: 'number' }).notNull().references(() => orders.id),
-  sellerId: integer('seller_id').notNull().references(() => sellers.id),
-  channel: text('channel').notNull(),
-  eventType: text('event_type').notNull(),
-  status: deliveryStatus('status').notNull().default('PENDING'),
-  attempts: integer('attempts').notNull().default(0),
-  lastError: text('last_error'),
-  deliveredAt: timestamp('delivered_at', { withTimezone: true }),
-  createdAt: createdAt(),
-  updatedAt: updatedAt()
-}, (t) => [index('notification_deliveries_order_idx').on(t.orderId)])
-
 export const outstandingShipments = pgTable('outstanding_shipments', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),
   sellerId: integer('seller_id').notNull().references(() => sellers.id),
@@ -395,10 +377,6 @@ export const eventType = pgEnum('event_type', [
 ])
 export type EventType = (typeof eventType.enumValues)[number]
 
-/** A transaction id (64 bits: never wraps) and a snapshot (which transactions it sees), PostgreSQL's own. */
-const xid8 = customType<{ data: string, driverData: string }>({ dataType: () => 'xid8' })
-const pgSnapshot = customType<{ data: string, driverData: string }>({ dataType: () => 'pg_snapshot' })
-
 /**
  * Each seller's last event sequence. The row is incremented (UPDATE … RETURNING, through an upsert) as the
  * last statement of every transaction that records events, so its row lock is held only until that
@@ -427,17 +405,8 @@ export const sellerEvents = pgTable('seller_events', {
   storeId: integer('store_id'),
   previousStatus: orderStatus('previous_status'),
   reason: text('reason'),
-  /**
-   * The order at the moment of the event, as the seller's orders read writes it for the full selection of
-   * spec 2.1–2.7 (src/orders/order-json.ts FULL_ORDER): JSON text written by PostgreSQL from the read
-   * model, kept as text so the feed hands it out without parsing it again.
-   */
-  orderJson: text('order_json'),
-  /**
-   * How long the order's lists are (order-json.ts FULL_ORDER_LIST_PATHS, in that order): what the GraphQL cost
-   * bills for them, known without parsing order_json.
-   */
-  orderListLengths: integer('order_list_lengths').array(),
+  /** The order's status right after the event (null for an event of no order): as at the event, like every field here. */
+  status: orderStatus('status'),
   /** When the event was recorded, just before its transaction committed: non-decreasing along the sequence. */
   occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull(),
   /**
@@ -446,89 +415,52 @@ export const sellerEvents = pgTable('seller_events', {
    * the span unsampled. Internal: neither the feed nor a webhook body carries it.
    */
   traceparent: text('traceparent'),
-  /**
-   * An event whose order_json was built (a base): the snapshot of the statement that built it and the id of
-   * its transaction. A later status event of the order may then store only what a status change changes
-   * (below) and point at it, when content_changes shows that nothing else the order's JSON shows changed
-   * since (src/events/record-events.ts). Null on every other event.
-   */
-  contentSnapshot: pgSnapshot('content_snapshot'),
-  contentXid: xid8('content_xid'),
-  /**
-   * Which FULL_ORDER its order_json was built with (events/event-order-text.ts ORDER_SHAPE): a release that
-   * changes the order's selection does not build small events on bases of the old one.
-   */
-  orderShape: integer('order_shape'),
-  /**
-   * A small status event: order_json null, the order's JSON being its base's (this seller's event of that
-   * sequence) with its status, isActionable and updatedAt replaced by these (src/events/event-order-text.ts).
-   */
-  baseSequence: bigint('base_sequence', { mode: 'number' }),
-  orderStatus: orderStatus('order_status'),
-  orderIsActionable: boolean('order_is_actionable'),
-  orderUpdatedAt: timestamp('order_updated_at', { withTimezone: true })
 }, (t) => [
   primaryKey({ columns: [t.sellerId, t.sequence] }),
   // Retention prunes by age: a BRIN index is a few pages for the whole log and costs a write next to nothing.
-  index('seller_events_occurred_brin').using('brin', t.occurredAt),
-  // A status event's base: the order's newest event with a built JSON.
-  index('seller_events_base_idx').on(t.orderId, t.sequence).where(sql`${t.contentSnapshot} is not null`),
-  // The small events of a base that retention removes (prune-events.ts writes them in full first).
-  index('seller_events_small_idx').on(t.sellerId, t.baseSequence).where(sql`${t.baseSequence} is not null`)
+  index('seller_events_occurred_brin').using('brin', t.occurredAt)
 ])
-
-/**
- * What changed, by whom (the transaction's id), of what an order's JSON shows other than its status: one row
- * per transaction, seller (0: shared records, every seller's orders) and order (0: any of the seller's
- * orders). Written by statement-level triggers on every table the order JSON reads (drizzle/0018), so no
- * write path can forget it and no lock is taken; read by the event log to know whether a status event may
- * reuse its order's last built JSON. Pruned below content_change_horizon.
- */
-export const contentChanges = pgTable('content_changes', {
-  sellerId: integer('seller_id').notNull(),
-  orderId: bigint('order_id', { mode: 'number' }).notNull(),
-  xid: xid8('xid').notNull()
-}, (t) => [primaryKey({ columns: [t.sellerId, t.xid, t.orderId] })])
-
-/**
- * One row: content_changes below `horizon` are gone, so a base built with a snapshot whose xmin is below it
- * cannot be proven unchanged and is not used. `marks` are the xmins the hourly prune saw, with their time:
- * the horizon moves to the newest one older than a day.
- */
-export const contentChangeHorizon = pgTable('content_change_horizon', {
-  id: boolean('id').primaryKey().default(true),
-  horizon: xid8('horizon').notNull(),
-  marks: jsonb('marks').notNull().default(sql`'[]'::jsonb`)
-}, (t) => [check('content_change_horizon_one_row', sql`${t.id}`)])
 
 /** Raw bytes (an endpoint's encrypted secret). */
 const bytea = customType<{ data: Buffer, driverData: Buffer }>({ dataType: () => 'bytea' })
 
-export const webhookEndpointStatus = pgEnum('webhook_endpoint_status', ['ENABLED', 'DISABLED'])
-export type WebhookEndpointStatus = (typeof webhookEndpointStatus.enumValues)[number]
+/**
+ * Who hears of the events of the log (src/subscriptions/): a seller's own webhook endpoint; the operator's
+ * endpoint for every seller (WEBHOOK_URL); a notification channel for every seller (to the seller, to the
+ * customer, to the retailer's messaging app), sent through the transport the configuration names for it.
+ */
+export const subscriptionKind = pgEnum('subscription_kind', [
+  'seller-webhook', 'operator-webhook', 'notify-seller', 'notify-customer', 'notify-messaging'
+])
+export type SubscriptionKind = (typeof subscriptionKind.enumValues)[number]
+
+export const subscriptionStatus = pgEnum('subscription_status', ['ENABLED', 'DISABLED'])
+export type SubscriptionStatus = (typeof subscriptionStatus.enumValues)[number]
 
 /**
- * A seller's own webhook endpoint (src/webhooks/): where its events are pushed, signed the Standard Webhooks
- * way. The signing secret is kept encrypted (AES-256-GCM under WEBHOOK_SECRETS_KEY): signing needs the secret
- * itself, so it cannot be hashed like an API key. `lastSequence` is the dispatch cursor: every event of the
- * seller's log up to it has been queued for this endpoint (the log is gap-free, so a cursor misses nothing).
+ * One subscriber of the event log. A seller's webhook endpoint (`seller-webhook`) has its seller, URL and
+ * signing secret here; the signing secret is kept encrypted (AES-256-GCM under WEBHOOK_SECRETS_KEY): signing
+ * needs the secret itself, so it cannot be hashed like an API key. The other kinds are one row each, for every
+ * seller (seller_id null); their address and secret are the configuration's (WEBHOOK_URL, WhatsApp), read when
+ * they send.
  */
-export const webhookEndpoints = pgTable('webhook_endpoints', {
+export const subscriptions = pgTable('subscriptions', {
   id: uuid('id').primaryKey().defaultRandom(),
-  sellerId: integer('seller_id').notNull().references(() => sellers.id),
-  url: text('url').notNull(),
+  kind: subscriptionKind('kind').notNull().default('seller-webhook'),
+  /** The seller of a seller-webhook; null: every seller. */
+  sellerId: integer('seller_id').references(() => sellers.id),
+  url: text('url'),
   /** The event types sent; null: every type. */
   types: eventType('types').array(),
   description: text('description').notNull().default(''),
-  status: webhookEndpointStatus('status').notNull().default('ENABLED'),
-  /** Why it was disabled (by the seller, a 410, five days of failures); null while enabled. */
+  status: subscriptionStatus('status').notNull().default('ENABLED'),
+  /** Why it was disabled (by the seller, a 410, five days of failures, the configuration); null while enabled. */
   disabledReason: text('disabled_reason'),
-  secret: bytea('secret').notNull(),
+  secret: bytea('secret'),
   /** The secret before the last rotation, still signing (a second `v1,` entry) until `previousSecretUntil`. */
   previousSecret: bytea('previous_secret'),
   previousSecretUntil: timestamp('previous_secret_until', { withTimezone: true }),
-  lastSequence: bigint('last_sequence', { mode: 'number' }).notNull(),
-  /** Since when every attempt failed (null after a success): five days of it disables the endpoint. */
+  /** Since when every attempt failed (null after a success): five days of it disables a seller's endpoint. */
   failingSince: timestamp('failing_since', { withTimezone: true }),
   /**
    * The stores of the credential that made it (its scope): only events of these stores' orders, and of no
@@ -538,26 +470,43 @@ export const webhookEndpoints = pgTable('webhook_endpoints', {
   storeIds: integer('store_ids').array(),
   createdAt: createdAt(),
   updatedAt: updatedAt()
-}, (t) => [index('webhook_endpoints_seller_idx').on(t.sellerId)])
-
-export const webhookDeliveryStatus = pgEnum('webhook_delivery_status', ['PENDING', 'DELIVERED', 'FAILED'])
-export type WebhookDeliveryStatus = (typeof webhookDeliveryStatus.enumValues)[number]
+}, (t) => [
+  index('subscriptions_seller_idx').on(t.sellerId),
+  // The kinds for every seller exist once each.
+  uniqueIndex('subscriptions_shared_kind_idx').on(t.kind).where(sql`seller_id is null`),
+  check('subscriptions_seller_webhook_complete', sql`(${t.kind} = 'seller-webhook') =
+    (${t.sellerId} is not null and ${t.url} is not null and ${t.secret} is not null)`)
+])
 
 /**
- * One event to send to one endpoint (a replay adds another row for the same event): the delivery queue.
- * PENDING until a 2xx (DELIVERED) or the last retry (FAILED, given up). A claimed delivery stays PENDING
- * with `nextAttemptAt` moved past the attempt's deadline, so one whose worker died is simply due again.
- * Rows of one endpoint and order are sent in id order, each only once the ones before it are done.
+ * How far each subscription has queued each seller's log: every event of the seller up to `lastSequence`
+ * has been considered for it (the log is gap-free, so a cursor misses nothing). A seller without a row here
+ * is queued from its first event.
  */
-export const webhookDeliveries = pgTable('webhook_deliveries', {
+export const subscriptionCursors = pgTable('subscription_cursors', {
+  subscriptionId: uuid('subscription_id').notNull().references(() => subscriptions.id, { onDelete: 'cascade' }),
+  sellerId: integer('seller_id').notNull(),
+  lastSequence: bigint('last_sequence', { mode: 'number' }).notNull()
+}, (t) => [primaryKey({ columns: [t.subscriptionId, t.sellerId] })])
+
+export const deliveryStatus = pgEnum('delivery_status', ['PENDING', 'DELIVERED', 'FAILED'])
+export type DeliveryStatus = (typeof deliveryStatus.enumValues)[number]
+
+/**
+ * One event to send to one subscription (a replay adds another row for the same event): the delivery queue.
+ * PENDING until delivered or the last retry (FAILED, given up). A claimed delivery stays PENDING with
+ * `leasedUntil` past the attempt's deadline, so one whose deliverer died is simply due again. Rows of one
+ * subscription and order are sent in id order, each only once the ones before it are done.
+ */
+export const deliveries = pgTable('deliveries', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),
-  endpointId: uuid('endpoint_id').notNull().references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+  subscriptionId: uuid('subscription_id').notNull().references(() => subscriptions.id, { onDelete: 'cascade' }),
   sellerId: integer('seller_id').notNull(),
   sequence: bigint('sequence', { mode: 'number' }).notNull(),
   type: eventType('type').notNull(),
   /** The event's order: the key of per-order ordering (null: an event of no order, sent in any order). */
   orderId: bigint('order_id', { mode: 'number' }),
-  status: webhookDeliveryStatus('status').notNull().default('PENDING'),
+  status: deliveryStatus('status').notNull().default('PENDING'),
   attempts: integer('attempts').notNull().default(0),
   nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull().defaultNow(),
   /** Claimed by a deliverer until then (in flight); null or past: not claimed. */
@@ -567,31 +516,35 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   createdAt: createdAt(),
   finishedAt: timestamp('finished_at', { withTimezone: true })
 }, (t) => [
-  // One endpoint's due rows in order: the fair claim takes a few from each endpoint.
-  index('webhook_deliveries_endpoint_due_idx').on(t.endpointId, t.nextAttemptAt, t.id).where(sql`status = 'PENDING'`),
-  // The rows in flight per endpoint (few): the claim counts them against the per-endpoint cap.
-  index('webhook_deliveries_leased_idx').on(t.endpointId, t.leasedUntil).where(sql`status = 'PENDING' and leased_until is not null`),
+  // One subscription's due rows in order: the fair claim takes a few from each.
+  index('deliveries_subscription_due_idx').on(t.subscriptionId, t.nextAttemptAt, t.id).where(sql`status = 'PENDING'`),
+  // The rows in flight per subscription (few): the claim counts them against the per-subscription cap.
+  index('deliveries_leased_idx').on(t.subscriptionId, t.leasedUntil).where(sql`status = 'PENDING' and leased_until is not null`),
   // (next attempt, id): a dispatch queues thousands of rows with one next_attempt_at; with the id in the key
   // a claim reads them in its own order and stops at its limit, instead of sorting the whole tie.
-  index('webhook_deliveries_due_idx').on(t.nextAttemptAt, t.id).where(sql`status = 'PENDING'`),
-  index('webhook_deliveries_order_idx').on(t.endpointId, t.orderId, t.id).where(sql`status = 'PENDING'`),
-  index('webhook_deliveries_finished_brin').using('brin', t.finishedAt)
+  index('deliveries_due_idx').on(t.nextAttemptAt, t.id).where(sql`status = 'PENDING'`),
+  index('deliveries_order_idx').on(t.subscriptionId, t.orderId, t.id).where(sql`status = 'PENDING'`),
+  index('deliveries_finished_brin').using('brin', t.finishedAt)
 ])
 
-/** The attempt log an endpoint's owner reads (GET …/deliveries): one row per attempt, kept as the events are. */
-export const webhookAttempts = pgTable('webhook_attempts', {
+/**
+ * The delivery log (a seller reads its endpoint's: GET …/deliveries; the operator every subscription's): one
+ * row per attempt, kept as the events are.
+ */
+export const deliveryAttempts = pgTable('delivery_attempts', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),
-  endpointId: uuid('endpoint_id').notNull().references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+  subscriptionId: uuid('subscription_id').notNull().references(() => subscriptions.id, { onDelete: 'cascade' }),
   deliveryId: bigint('delivery_id', { mode: 'number' }).notNull(),
   sellerId: integer('seller_id').notNull(),
   sequence: bigint('sequence', { mode: 'number' }).notNull(),
   type: eventType('type').notNull(),
   attempt: integer('attempt').notNull(),
   succeeded: boolean('succeeded').notNull(),
+  /** The HTTP status of an HTTP subscriber's answer; null for a notification or when no answer came. */
   httpStatus: integer('http_status'),
   error: text('error'),
   durationMs: integer('duration_ms').notNull(),
   /** The first 1 KB of the answer. */
   answerHead: text('answer_head').notNull(),
   attemptedAt: timestamp('attempted_at', { withTimezone: true }).notNull().defaultNow()
-}, (t) => [index('webhook_attempts_endpoint_idx').on(t.endpointId, t.id)])
+}, (t) => [index('delivery_attempts_subscription_idx').on(t.subscriptionId, t.id)])
