@@ -118,18 +118,21 @@ export const ConfigSchema = Type.Object({
   WORKER_POLL_INTERVAL_MS: Type.Integer({ minimum: 50, default: 2000 }),
   /** How often a worker releases the jobs of workers that died mid-job (graphile-worker alone waits 4 hours). */
   WORKER_RECOVERY_INTERVAL_MS: Type.Integer({ minimum: 100, default: 10_000 }),
-  /** Notification transport per channel: log (records only), webhook, whatsapp-cloud (retailer channels). */
+  /**
+   * Notification transport per channel: log (records only), whatsapp-cloud (the retailer channels). `webhook`
+   * is refused at start, naming its replacement (WEBHOOK_URL below).
+   */
   NOTIFY_SELLER_TRANSPORT: Type.Union([Type.Literal('log'), Type.Literal('webhook')], { default: 'log' }),
   NOTIFY_CUSTOMER_TRANSPORT: Type.Union([Type.Literal('log'), Type.Literal('webhook'), Type.Literal('whatsapp-cloud')], { default: 'log' }),
   NOTIFY_MESSAGING_TRANSPORT: Type.Union([Type.Literal('log'), Type.Literal('webhook'), Type.Literal('whatsapp-cloud')], { default: 'log' }),
   /**
-   * Where the webhook transport POSTs events, and the secret it signs them with (Standard Webhooks, and the
-   * deprecated X-Order-Exchange-Signature): `whsec_` + base64 of at least 16 bytes is a Standard Webhooks
-   * secret; any other text is a key of its own (its UTF-8 bytes).
+   * The operator's endpoint for every seller: each event of every seller's log is POSTed there once, as a
+   * seller's endpoint gets it, signed the Standard Webhooks way with WEBHOOK_SECRET (required with it):
+   * `whsec_` + base64 of at least 16 bytes is a Standard Webhooks secret; any other text is a key of its own
+   * (its UTF-8 bytes). Unset: the operator's subscription is disabled.
    */
   WEBHOOK_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16 })),
-  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
   /**
    * The key the sellers' webhook signing secrets are encrypted with at rest (AES-256-GCM): base64 of 32
    * random bytes (`openssl rand -base64 32`). Unset in testing: a fixed development key, not a secret. Unset

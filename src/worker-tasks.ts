@@ -5,14 +5,17 @@ import type { Database } from './db/client.js'
 import type { ServiceMetrics } from './metrics.js'
 import { TASKS, type AutoRejectPayload } from './effects/jobs.js'
 import { createPaymentGateway } from './effects/refunds/gateway.js'
-import { notifyTask } from './effects/tasks/notify.js'
 import { processRefundTask } from './effects/tasks/process-refund.js'
-import { createTransports } from './effects/transports/factory.js'
 import { startSupervisedWorker, type EffectsWorker } from './effects/worker.js'
 import { pruneContentChanges, pruneEvents, pruneWebhookLog } from './events/prune-events.js'
+import type { NotificationChannel } from './effects/jobs.js'
+import type { NotificationTransport } from './effects/transports/types.js'
+import { applyOperatorEndpoint, operatorEndpointOf } from './delivery/shared-subscriptions.js'
+import type { SubscriptionKind } from './db/schema.js'
+import { createTransports } from './effects/transports/factory.js'
 import { purgeExpiredIdempotencyKeys } from './idempotency/idempotency-key.js'
 import { autoRejectOrder } from './status-update/auto-reject.js'
-import { WebhookDeliverer } from './webhooks/deliverer.js'
+import { Deliverer, type OperatorEndpoint } from './delivery/deliverer.js'
 import { SecretBox } from './webhooks/secret-box.js'
 import type { Tracing } from './tracing/tracing.js'
 
@@ -21,13 +24,11 @@ import type { Tracing } from './tracing/tracing.js'
  * effects/ (the queue, delivery) stays below the services that enqueue jobs (status-update/).
  */
 
-/** The tasks of the effects worker; throws a ConfigError naming what a chosen transport lacks. */
-export function effectsTasks (config: Config, database: Database, logger: Logger, metrics?: ServiceMetrics): {
-  taskList: TaskList, details: Record<string, unknown>, crontab: string
+/** The tasks of the effects worker. */
+export function effectsTasks (config: Config, database: Database, logger: Logger): {
+  taskList: TaskList, crontab: string
 } {
-  const transports = createTransports(config, logger)
   const taskList: TaskList = {
-    [TASKS.notify]: notifyTask({ db: database.db, transports, logger, deliveries: metrics?.deliveries }),
     [TASKS.processRefund]: processRefundTask({ db: database.db, gateway: createPaymentGateway(config), logger }),
     // The status update's own path, so an auto-rejection has every reject effect.
     [TASKS.autoReject]: async (payload) => {
@@ -51,7 +52,6 @@ export function effectsTasks (config: Config, database: Database, logger: Logger
   }
   return {
     taskList,
-    details: { transports: Object.fromEntries(Object.entries(transports).map(([channel, t]) => [channel, t.name])) },
     // Hourly; a key expires 24 hours after its first use and is ignored from then on even before it goes.
     // Events are kept EVENT_RETENTION_DAYS: an hour more at most before they go.
     crontab: `0 * * * * ${TASKS.purgeIdempotencyKeys} ?max=1\n30 * * * * ${TASKS.pruneEvents} ?max=1`
@@ -59,53 +59,69 @@ export function effectsTasks (config: Config, database: Database, logger: Logger
 }
 
 /**
- * The effects worker of this service, restarted after a fatal error (see startSupervisedWorker). The
- * queue (LISTEN) and the liveness locks use `sessionUrl`, a session-level connection; the tasks do their
- * work through `database`, which may go through a transaction pooler.
+ * The effects worker of this service, restarted after a fatal error (see startSupervisedWorker), and the
+ * deliverer of every subscription beside it. The queue (LISTEN) and the liveness locks use `sessionUrl`, a
+ * session-level connection; the tasks do their work through `database`, which may go through a transaction
+ * pooler. Throws a ConfigError naming what a chosen transport or the operator's endpoint lacks.
  */
 export async function startWorker (config: Config, database: Database, sessionUrl: string, logger: Logger,
   metrics?: ServiceMetrics, tracing?: Tracing | null): Promise<EffectsWorker> {
   const log = logger.child({ component: 'effects-worker' })
-  const deliverer = startDeliverer(config, database, sessionUrl, logger, metrics, tracing)
-  await deliverer?.start()
+  const channels = createTransports(config, log)
+  const operator = operatorEndpointOf(config)
+  await applyOperatorEndpoint(database.db, operator)
+  const deliverer = startDeliverer(config, database, sessionUrl, logger, channels, operator, metrics, tracing)
+  await deliverer.start()
   let worker: EffectsWorker
   try {
     worker = await startSupervisedWorker({
-      config, url: sessionUrl, logger: log, tracing, ...effectsTasks(config, database, log, metrics)
+      config,
+      url: sessionUrl,
+      logger: log,
+      tracing,
+      details: { transports: Object.fromEntries(Object.entries(channels).map(([channel, t]) => [channel, t.name])), operatorEndpoint: operator !== null },
+      ...effectsTasks(config, database, log)
     })
   } catch (err) {
-    await deliverer?.stop()
+    await deliverer.stop()
     throw err
   }
   return {
-    stop: async () => { await Promise.all([worker.stop(), deliverer?.stop(config.SHUTDOWN_GRACE_MS)]) },
+    stop: async () => { await Promise.all([worker.stop(), deliverer.stop(config.SHUTDOWN_GRACE_MS)]) },
     done: worker.done
   }
 }
 
 /**
- * The sellers' webhook deliveries (webhooks/deliverer.ts), beside the jobs in every worker process; none
- * where production has no WEBHOOK_SECRETS_KEY (no endpoint can exist then, and secrets could not be read).
+ * The deliveries of every subscription (delivery/deliverer.ts), beside the jobs in every worker process.
+ * Without WEBHOOK_SECRETS_KEY in production no seller's endpoint can exist (nor its secret be read): the
+ * notifications and the operator's endpoint are delivered all the same.
  */
 function startDeliverer (config: Config, database: Database, sessionUrl: string, logger: Logger,
-  metrics?: ServiceMetrics, tracing?: Tracing | null): WebhookDeliverer | null {
+  channels: Record<NotificationChannel, NotificationTransport>, operator: OperatorEndpoint | null,
+  metrics?: ServiceMetrics, tracing?: Tracing | null): Deliverer {
   const box = SecretBox.of(config)
-  const log = logger.child({ component: 'webhook-deliverer' })
-  if (box === null) {
-    log.warn('WEBHOOK_SECRETS_KEY is not set: the sellers\' webhook endpoints are off')
-    return null
-  }
-  return new WebhookDeliverer({
+  const log = logger.child({ component: 'deliverer' })
+  if (box === null) log.warn('WEBHOOK_SECRETS_KEY is not set: the sellers\' webhook endpoints are off')
+  return new Deliverer({
     db: database.db,
     sessionUrl,
     box,
+    operator,
+    channels,
     logger: log,
     concurrency: config.WEBHOOK_DELIVERY_CONCURRENCY,
     timeoutMs: config.WEBHOOK_DELIVERY_TIMEOUT_MS,
     allowPrivateNetworks: webhookPrivateNetworksAllowed(config),
     tracing,
     onAttempt: (r) => metrics?.deliveries.inc({
-      transport: 'seller-webhook', result: r.succeeded ? 'delivered' : r.retryInMs === null ? 'given_up' : 'failed'
+      transport: transportOf(r.kind, channels), result: r.succeeded ? 'delivered' : r.retryInMs === null ? 'given_up' : 'failed'
     })
   })
+}
+
+/** The `transport` label of an attempt (metrics): the kind's, or the channel's transport. */
+function transportOf (kind: SubscriptionKind, channels: Record<NotificationChannel, NotificationTransport>): string {
+  if (kind === 'seller-webhook' || kind === 'operator-webhook') return kind
+  return channels[kind.slice('notify-'.length) as NotificationChannel].name
 }

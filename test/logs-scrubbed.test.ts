@@ -42,7 +42,7 @@ t.test('a failing job and a failing delivery leave no parameter, secret or phone
   // notification row the job inserts (its parameters hold the planted event id).
   await database.sql.unsafe(`create function oxs_test_fail() returns trigger language plpgsql as $$
     begin raise exception 'planted failure'; end $$;
-    create trigger oxs_test_fail before insert on webhook_attempts for each row execute function oxs_test_fail();
+    create trigger oxs_test_fail before insert on delivery_attempts for each row execute function oxs_test_fail();
     create trigger oxs_test_fail before insert on notification_deliveries for each row
       when (new.event_id like '${PARAM}%') execute function oxs_test_fail()`)
   await addJob(database.db, TASKS.notify, {

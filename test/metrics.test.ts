@@ -122,10 +122,10 @@ t.test('the webhook endpoints\' backlog: endpoints by status, events not yet que
   t.equal(value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }), 0)
 
   t.match(await dispatchEvents(m.database.db), { queued: 3 })
-  await m.database.sql`update webhook_deliveries set next_attempt_at = now() - interval '90 seconds'
-    where id = (select min(id) from webhook_deliveries)`
-  await m.database.sql`update webhook_deliveries set next_attempt_at = now() + interval '5 minutes'
-    where id = (select max(id) from webhook_deliveries)`
+  await m.database.sql`update deliveries set next_attempt_at = now() - interval '90 seconds'
+    where id = (select min(id) from deliveries)`
+  await m.database.sql`update deliveries set next_attempt_at = now() + interval '5 minutes'
+    where id = (select max(id) from deliveries)`
   all = await scrape()
   t.equal(value(all, 'oxs_webhook_events_behind'), 0, 'queued: the cursors moved')
   t.equal(value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }), 2)
@@ -142,7 +142,7 @@ t.test('the webhook endpoints\' backlog: endpoints by status, events not yet que
   t.equal(value(all, 'oxs_webhook_events_behind'), 0, 'a disabled endpoint\'s seller is not behind')
   const pending = (value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }) ?? 0) +
     (value(all, 'oxs_webhook_deliveries_pending', { state: 'scheduled' }) ?? 0)
-  const [seller1] = await m.database.sql`select count(*)::int as n from webhook_deliveries where seller_id = 1 and status = 'PENDING'`
+  const [seller1] = await m.database.sql`select count(*)::int as n from deliveries where seller_id = 1 and status = 'PENDING'`
   t.equal(pending, seller1!.n, 'only the enabled endpoint\'s deliveries')
 
   // The database away: the scrape still answers, without the gauges it could not read.

@@ -65,7 +65,7 @@ const orderIds = (nodes: Array<{ orderId?: string, order?: { orderId: string } |
 type EndpointRow = { seller_id: number, store_ids: number[] | null, description: string }
 async function endpointRow (s: Scene, id: string): Promise<EndpointRow | undefined> {
   const [row] = await s.m.database.sql<EndpointRow[]>`
-    select seller_id, store_ids, description from webhook_endpoints where id = ${id}::uuid`
+    select seller_id, store_ids, description from subscriptions where id = ${id}::uuid`
   return row
 }
 
@@ -267,7 +267,7 @@ const SELLER_ROUTES: Row[] = [
     async observe (s, who) {
       // One replay of an endpoint is pending at a time: the last one is taken as delivered first.
       const call = async (id: string) => {
-        await s.m.database.sql`update webhook_deliveries set status = 'DELIVERED' where replay and status = 'PENDING'`
+        await s.m.database.sql`update deliveries set status = 'DELIVERED' where replay and status = 'PENDING'`
         return outcome(await hooks(s, who, method, `/${id}${tail}`, body))
       }
       return { W: await call(s.W), N: await call(s.N) }

@@ -22,7 +22,7 @@ import { numberKnob } from '../lib/knobs.js'
  *
  *   1. baseline: A idle (its endpoint enabled, nothing queued for it);
  *   2. A hanging: A's queue filled to MAX_PENDING_DELIVERIES (10,000: its own test event, then copies of it
- *      written into webhook_deliveries, as a long replay or a backlog of orders would leave it), the
+ *      written into deliveries, as a long replay or a backlog of orders would leave it), the
  *      deliverer started and A's first attempts hanging before the first ping.
  *
  * p50/p95/p99/max per phase (goal: p99 < 1 s while A hangs), with A's requests received and its
@@ -129,9 +129,9 @@ export async function main (): Promise<void> {
     await deliverer.stop()
     const aScope = { sellerId: A, storeIds: null }
     const aEvent = (await database.db.transaction((tx) => sendTestEvent(tx, aScope, a))).sequence
-    await sql`insert into webhook_deliveries (endpoint_id, seller_id, sequence, type)
+    await sql`insert into deliveries (subscription_id, seller_id, sequence, type)
       select ${a}, ${A}, ${aEvent}, 'webhook.test' from generate_series(2, ${PENDING})`
-    await sql`vacuum analyze webhook_deliveries`
+    await sql`vacuum analyze deliveries`
     deliverer = newDeliverer()
     await deliverer.start()
     // A's first attempts hanging before the first ping (polled: its server counts them).
@@ -143,7 +143,7 @@ export async function main (): Promise<void> {
     const hanging = await pings()
     const seconds = (performance.now() - started) / 1000
     const [state] = await sql`select count(*) filter (where leased_until > now())::int as leased,
-      count(*) filter (where status = 'PENDING')::int as pending from webhook_deliveries where endpoint_id = ${a}`
+      count(*) filter (where status = 'PENDING')::int as pending from deliveries where subscription_id = ${a}`
     log(`A hanging: p99 ${percentile(hanging, 99).toFixed(0)} ms`)
 
     const server = process.env.BENCH_DATABASE_URL ? 'at BENCH_DATABASE_URL' : 'embedded'

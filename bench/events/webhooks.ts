@@ -28,7 +28,7 @@ import { median } from '../lib/median.js'
  *      changes of those orders, so every order has two events that must go in order) with 4 enabled
  *      endpoints on the receiver, no deliverer running; then a WebhookDeliverer (concurrency
  *      BENCH_WH_CONCURRENCY, 64) starts and the time until every delivery is DELIVERED in
- *      webhook_deliveries is taken: deliveries a second (goal ≥ 2,000), with the statements it sent and
+ *      deliveries is taken: deliveries a second (goal ≥ 2,000), with the statements it sent and
  *      the CPU it cost (this process, the receiver, PostgreSQL) per delivery;
  *   2. latency: BENCH_WH_RATE (200) events a second for BENCH_WH_SECONDS (20) s, a write every
  *      BENCH_WH_TICK_MS (50) ms on its schedule (placements of new orders, then status changes of the
@@ -104,7 +104,7 @@ function take (receiver: Receiver): Promise<Taken> {
 
 /** The statements a deliverer sends, by kind (deliveries.ts, dispatch.ts). */
 const STATEMENT_KINDS: Array<[string, RegExp]> = [
-  ['claim', /from due join webhook_deliveries q/],
+  ['claim', /from due join deliveries q/],
   ['secrets', /as "previousSecret"/],
   ['record attempts', /with r as/],
   ['endpoint health', /failing_since/],
@@ -187,7 +187,7 @@ async function deliveryCounts (database: BenchDb): Promise<DeliveryCounts> {
   const [row] = await database.sql`select count(*)::int as total,
     count(*) filter (where status = 'DELIVERED')::int as delivered, count(*) filter (where status = 'PENDING')::int as pending,
     count(*) filter (where status = 'FAILED')::int as failed, count(*) filter (where attempts > 1)::int as retried
-    from webhook_deliveries`
+    from deliveries`
   return row as unknown as DeliveryCounts
 }
 
@@ -335,7 +335,7 @@ export async function main (): Promise<void> {
     // was lost, and they wait for a later notification or the 60 s sweep.
     await sleep(2000)
     const [behind] = await sql`select count(*)::int as endpoints, coalesce(sum(c.last_sequence - w.last_sequence), 0)::int as events
-      from webhook_endpoints w join seller_event_counters c on c.seller_id = w.seller_id
+      from subscriptions w join seller_event_counters c on c.seller_id = w.seller_id
       where w.status = 'ENABLED' and w.last_sequence < c.last_sequence`
     const counts2 = await drained(database, before2.total + events2 * ENDPOINTS)
     const taken2 = await take(receiver)

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import { activeTraceparent } from '../tracing/trace-context.js'
-import { AUTO_REJECT_KEY_PREFIX, AUTO_REJECT_MAX_ATTEMPTS, NOTIFY_MAX_ATTEMPTS, TASKS, type NotifyPayload } from './jobs.js'
+import { AUTO_REJECT_KEY_PREFIX, AUTO_REJECT_MAX_ATTEMPTS, TASKS } from './jobs.js'
 
 /*
  * Effects enqueued on the caller's transaction, set-based: one statement however many changes a batch
@@ -16,40 +16,6 @@ import { AUTO_REJECT_KEY_PREFIX, AUTO_REJECT_MAX_ATTEMPTS, NOTIFY_MAX_ATTEMPTS, 
 export function jobTraceArguments (): SQL {
   const traceparent = activeTraceparent()
   return traceparent === undefined ? sql`` : sql`, 'traceparent', ${traceparent}::text`
-}
-
-/**
- * One notification_deliveries row and one `notify` job per new event id, on the caller's transaction;
- * an event id already recorded gets neither (a retried change notifies nobody twice). Returns how many
- * events were new.
- */
-export async function enqueueNotifications (tx: Tx, payloads: NotifyPayload[]): Promise<number> {
-  if (payloads.length === 0) return 0
-  const traceparent = activeTraceparent()
-  const events = payloads.map((p) => ({
-    event_id: p.eventId,
-    order_id: p.orderId,
-    seller_id: p.sellerId,
-    channel: p.channel,
-    event_type: p.eventType,
-    payload: traceparent === undefined ? p : { ...p, traceparent }
-  }))
-  const rows = await tx.execute<{ enqueued: string }>(sql`
-    with event as (
-      select * from json_to_recordset(${JSON.stringify(events)}::json)
-        as e(event_id text, order_id bigint, seller_id int, channel text, event_type text, payload json)
-    ), recorded as (
-      insert into notification_deliveries (event_id, order_id, seller_id, channel, event_type)
-      select event_id, order_id, seller_id, channel, event_type from event
-      on conflict (event_id) do nothing
-      returning event_id
-    ), specs as (
-      select array_agg(row(${TASKS.notify}::text, event.payload, null, null, ${NOTIFY_MAX_ATTEMPTS}::int, null, null, null)::graphile_worker.job_spec) as jobs
-      from event join recorded using (event_id)
-      having count(*) > 0
-    )
-    select count(*) as enqueued from specs, lateral graphile_worker.add_jobs(specs.jobs)`)
-  return Number(rows[0]?.enqueued ?? 0)
 }
 
 /**

@@ -2,12 +2,12 @@ import type { OrderStatus } from '../db/schema.js'
 
 /*
  * The job contract between the status update (which enqueues, inside its transaction: enqueue.ts) and
- * the effects worker (which delivers). A job exists exactly when the change that caused it committed: a
- * crash loses none and a rollback leaves none.
+ * the effects worker (which runs them). A job exists exactly when the change that caused it committed: a
+ * crash loses none and a rollback leaves none. Notifications are not jobs: they are deliveries of the event
+ * log's notification subscriptions (delivery/), as webhooks are.
  */
 
 export const TASKS = {
-  notify: 'notify',
   autoReject: 'auto-reject',
   processRefund: 'process-refund',
   purgeIdempotencyKeys: 'purge-idempotency-keys',
@@ -33,19 +33,6 @@ const EVENT_TYPE = Object.fromEntries(
   Object.entries(EVENT_STATUS).map(([type, status]) => [status, type])
 ) as Record<AnnouncedStatus, NotificationEventType>
 
-/**
- * Who is told of each status (spec/platform.md "Rules"): a placement and a delivery concern the seller; a
- * seller's decision and a cancellation also the customer and the retailer (the messaging channel).
- */
-export const CHANNELS_OF: Record<AnnouncedStatus, readonly NotificationChannel[]> = {
-  ORDER_PLACED: ['seller'],
-  ORDER_ACCEPTED: NOTIFICATION_CHANNELS,
-  ORDER_REJECTED_BY_SELLER: NOTIFICATION_CHANNELS,
-  ORDER_COMPLETED_BY_SELLER: NOTIFICATION_CHANNELS,
-  CANCELLED: NOTIFICATION_CHANNELS,
-  DELIVERED: ['seller']
-}
-
 /** The event a change to this status announces. */
 export function eventTypeOf (status: AnnouncedStatus): NotificationEventType {
   return EVENT_TYPE[status]
@@ -58,30 +45,10 @@ export function eventTypeOf (status: AnnouncedStatus): NotificationEventType {
  */
 export interface JobTrace { traceparent?: string }
 
-export interface NotifyPayload extends JobTrace {
-  /** Stable per order + transition + channel: receivers de-duplicate on it. */
-  eventId: string
-  eventType: NotificationEventType
-  channel: NotificationChannel
-  orderId: number
-  sellerId: number
-  /** The rejection reason, for order.rejected. */
-  reason: string | null
-  /** Messaging channel: the retailer's whatsapp number, else phone (null when neither is known). */
-  recipient?: string | null
-  occurredAt: string
-}
-
 export interface AutoRejectPayload extends JobTrace { orderId: number }
 export interface ProcessRefundPayload extends JobTrace { refundId: number }
 
-/** Attempts of a notify job (about 3 hours of backoff in all). */
-export const NOTIFY_MAX_ATTEMPTS = 10
 export const AUTO_REJECT_MAX_ATTEMPTS = 10
-
-export function notificationEventId (orderId: number, toStatus: string, channel: NotificationChannel): string {
-  return `${orderId}:${toStatus}:${channel}`
-}
 
 /** The job key prefix, for set-based SQL that builds keys itself: `auto-reject:<orderId>`. */
 export const AUTO_REJECT_KEY_PREFIX = 'auto-reject:'

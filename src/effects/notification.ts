@@ -1,21 +1,19 @@
-import { sql } from 'drizzle-orm'
-import type { Tx } from '../db/client.js'
-import { prepared } from '../db/statements.js'
-import type { DeliveryStatus, OrderStatus } from '../db/schema.js'
-import { EVENT_STATUS, type NotificationChannel, type NotificationEventType, type NotifyPayload } from './jobs.js'
+import type { OrderStatus } from '../db/schema.js'
+import { EVENT_STATUS, type NotificationChannel, type NotificationEventType } from './jobs.js'
 
 /**
- * Everything a transport needs to tell someone about one order event, read when it is delivered. The
- * status is the one the event is about (not the order's current one), so a late retry still says what
- * happened at the time.
+ * Everything a transport needs to tell someone about one order event: built from the event as the
+ * deliverer sends it (its body: the event's own fields as at the event, the order as it is now), so a late
+ * retry still says what happened at the time, to whoever the order now names.
  */
 export interface Notification {
+  /** The event's id (`evt_<seller>_<sequence>`): the same for every channel and attempt. */
   eventId: string
   eventType: NotificationEventType
   channel: NotificationChannel
   occurredAt: string
   order: {
-    orderId: number
+    orderId: string
     orderNumber: string
     orderStatus: OrderStatus
     companyId: number
@@ -34,61 +32,59 @@ export interface Notification {
   }
 }
 
-/** A notification with the state of its delivery row (null: no row yet). */
-export interface LoadedNotification { notification: Notification, deliveryStatus: DeliveryStatus | null }
-
-type NotificationRow = {
-  delivery_status: DeliveryStatus | null
+/** The parts of an event body (events/event-body.ts) a notification reads. */
+interface EventBody {
   id: string
-  order_number: string
-  seller_id: number
-  store_id: number
-  order_total_final: string
-  currency_code: string
-  seller_name: string
-  retailer_id: number
-  retailer_name: string
-  first_name: string | null
-  phone: string | null
-  whatsapp: string | null
-}
-
-/** The notification for a notify job and its delivery state in one query, or null when its order no longer exists. */
-export async function loadNotification (tx: Tx, payload: NotifyPayload): Promise<LoadedNotification | null> {
-  const [row] = await prepared<NotificationRow>(tx, sql`
-    select (select d.status from notification_deliveries d where d.event_id = ${payload.eventId}) as delivery_status, o.id, o.order_number, o.seller_id, o.store_id, o.order_total_final, o.currency_code,
-      s.name as seller_name, r.id as retailer_id, coalesce(r.name, o.retailer_name) as retailer_name,
-      r.first_name, r.phone, r.whatsapp
-    from orders o
-    join sellers s on s.id = o.seller_id
-    left join retailers r on r.id = o.retailer_id
-    where o.id = ${payload.orderId}`)
-  if (!row) return null
-  const notification: Notification = {
-    eventId: payload.eventId,
-    eventType: payload.eventType,
-    channel: payload.channel,
-    occurredAt: payload.occurredAt,
-    order: {
-      orderId: Number(row.id),
-      orderNumber: row.order_number,
-      orderStatus: EVENT_STATUS[payload.eventType],
-      companyId: row.seller_id,
-      storeId: row.store_id,
-      orderTotalFinal: row.order_total_final,
-      currencyCode: row.currency_code,
-      reason: payload.reason
-    },
-    seller: { companyId: row.seller_id, name: row.seller_name },
-    retailer: {
-      retailerId: row.retailer_id,
-      name: row.retailer_name,
-      firstName: row.first_name,
-      phone: row.phone,
-      whatsapp: row.whatsapp
+  type: string
+  timestamp: string
+  data: {
+    reason: string | null
+    order: null | {
+      orderId: string
+      orderNumber: string
+      companyId: number
+      storeId: number
+      orderTotalFinal: number | string
+      currencyCode: string
+      retailerName: string
+      retailer: null | { id: number, name: string, firstName: string | null, phone: string | null, whatsapp: string | null }
     }
   }
-  return { notification, deliveryStatus: row.delivery_status }
+}
+
+/**
+ * The notification of the event in `body` for `channel`, or null when the event names no order (or one that
+ * no longer exists) or is not an order's change: there is nothing to tell then.
+ */
+export function notificationOf (body: string, channel: NotificationChannel, sellerName: string): Notification | null {
+  const event = JSON.parse(body) as EventBody
+  const order = event.data.order
+  if (order === null || !Object.hasOwn(EVENT_STATUS, event.type)) return null
+  const eventType = event.type as NotificationEventType
+  return {
+    eventId: event.id,
+    eventType,
+    channel,
+    occurredAt: event.timestamp,
+    order: {
+      orderId: String(order.orderId),
+      orderNumber: order.orderNumber,
+      orderStatus: EVENT_STATUS[eventType],
+      companyId: order.companyId,
+      storeId: order.storeId,
+      orderTotalFinal: String(order.orderTotalFinal),
+      currencyCode: order.currencyCode,
+      reason: event.data.reason
+    },
+    seller: { companyId: order.companyId, name: sellerName },
+    retailer: {
+      retailerId: order.retailer?.id ?? 0,
+      name: order.retailer?.name ?? order.retailerName,
+      firstName: order.retailer?.firstName ?? null,
+      phone: order.retailer?.phone ?? null,
+      whatsapp: order.retailer?.whatsapp ?? null
+    }
+  }
 }
 
 const HAPPENED: Record<NotificationEventType, string> = {

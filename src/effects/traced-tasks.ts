@@ -1,22 +1,15 @@
 import type { Attributes } from '@opentelemetry/api'
 import type { TaskList } from 'graphile-worker'
 import type { Tracing } from '../tracing/tracing.js'
-import { TASKS, type JobTrace, type NotifyPayload } from './jobs.js'
+import type { JobTrace } from './jobs.js'
 
 /*
  * A span for each job the worker runs, with its statements inside. A job whose payload carries the
  * traceparent of the span that enqueued it (enqueue.ts) continues that trace as its child: one status
- * batch is one trace, its notify jobs included, however much later and in whichever process they run,
+ * batch is one trace, its refund jobs included, however much later and in whichever process they run,
  * and the sampling decision taken for the request holds for its jobs. A job without one (cron, a job
  * enqueued with tracing off) starts a trace of its own.
  */
-
-/** What the span says of a job beyond the queue's own fields: for a notification, its event and channel. */
-function jobAttributes (task: string, payload: unknown): Attributes {
-  if (task !== TASKS.notify) return {}
-  const { eventType, channel } = payload as Partial<NotifyPayload>
-  return { 'order_exchange.notification.event_type': eventType, 'order_exchange.notification.channel': channel }
-}
 
 export function tracedTasks (tracing: Tracing, tasks: TaskList): TaskList {
   return Object.fromEntries(Object.entries(tasks).map(([task, run]) => [task, async (payload, helpers) => {
@@ -30,8 +23,7 @@ export function tracedTasks (tracing: Tracing, tasks: TaskList): TaskList {
         'messaging.destination.name': task,
         'messaging.message.id': String(helpers.job.id),
         'order_exchange.job.attempt': helpers.job.attempts,
-        'order_exchange.job.max_attempts': helpers.job.max_attempts,
-        ...jobAttributes(task, payload)
+        'order_exchange.job.max_attempts': helpers.job.max_attempts
       }
     }, async () => await run!(payload, helpers))
   }]))

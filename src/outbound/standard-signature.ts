@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks'
  * seconds) and `webhook-signature: v1,<base64>` — several space-separated `v1,` entries while a secret is
  * being rotated; a receiver accepts the message when any of them is valid for its secret.
  *
- * Used by the operator's firehose (src/effects/transports/webhook.ts) and meant for the seller's endpoints.
+ * Used for every HTTP subscriber (delivery/deliverer.ts): the sellers' endpoints and the operator's.
  */
 
 export const STANDARD_SECRET_PREFIX = 'whsec_'
@@ -61,4 +61,12 @@ export function standardSecretKey (secret: string): Uint8Array {
     throw new Error('not a Standard Webhooks secret: whsec_ followed by base64 (A-Z a-z 0-9 + /, padded with =)')
   }
   return new Uint8Array(Buffer.from(base64, 'base64'))
+}
+
+/**
+ * The key WEBHOOK_SECRET stands for: a `whsec_` secret is base64 of its key (throws when it is not); any other
+ * text signs with its UTF-8 bytes, so the receiver's Standard Webhooks secret is `whsec_` + base64 of those bytes.
+ */
+export function operatorSigningKey (secret: string): Uint8Array {
+  return secret.startsWith(STANDARD_SECRET_PREFIX) ? standardSecretKey(secret) : new TextEncoder().encode(secret)
 }

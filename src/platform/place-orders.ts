@@ -58,7 +58,7 @@ export async function placeOrders (
         const placer = { credentialId: options.credentialId, source }
         const announce = options.seed !== true
         await tx.transaction((savepoint) =>
-          applyPlacements(savepoint, plan.placements, placer, options.autoRejectAfterMs, { announce }))
+          applyPlacements(savepoint, plan.placements, placer, options.autoRejectAfterMs))
         // Placed (the savepoint held): each new order's order.placed, in order id order as it was written.
         if (announce) {
           events.add(...[...plan.placements].sort((a, b) => a.row.orderId - b.row.orderId).map(({ row }) => ({

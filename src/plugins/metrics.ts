@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { RequestError } from '../errors.js'
 import { gaugeFromRead, readPerScrape, scrapedGauge, type ServiceMetrics } from '../metrics.js'
-import { readDeliveryBacklog } from '../webhooks/delivery-backlog.js'
+import { readDeliveryBacklog } from '../delivery/backlog.js'
 
 /*
  * Metrics: every answer's duration by route pattern and status; the database pool, the job queue and the

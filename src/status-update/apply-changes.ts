@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
-import { enqueueNotifications, jobTraceArguments, removeJobs } from '../effects/enqueue.js'
-import { autoRejectJobKey, CHANNELS_OF, eventTypeOf, notificationEventId, TASKS, type NotifyPayload } from '../effects/jobs.js'
+import { jobTraceArguments, removeJobs } from '../effects/enqueue.js'
+import { autoRejectJobKey, TASKS } from '../effects/jobs.js'
 import type { Actor, PlannedChange } from './plan-change.js'
 import { formatCents } from './points.js'
 import { isActionable, type TargetStatus } from './state-machine.js'
@@ -14,7 +14,7 @@ import { isActionable, type TargetStatus } from './state-machine.js'
  *
  * Effects that must happen once per order are guarded by the database, not by the state check alone:
  * points_ledger UNIQUE (order_id, kind), refunds UNIQUE (order_id), order_effects PRIMARY KEY
- * (order_id, kind) for the daily-deal quantity, payout moves only from ON_HOLD, notification event ids.
+ * (order_id, kind) for the daily-deal quantity, payout moves only from ON_HOLD.
  */
 
 /** Days after completion at which a prepaid order's payout is scheduled (the seed uses the same). */
@@ -44,8 +44,7 @@ export async function applyChanges (tx: Tx, changes: PlannedChange[], actor: Act
     returnDealQuantity(tx, undone),
     movePayouts(tx, completed, 'SCHEDULED'),
     // A rejected or cancelled prepaid order will never be paid out (the seed models it the same way).
-    movePayouts(tx, undone, 'CANCELLED'),
-    enqueueNotifications(tx, notifications(changes, actor.sellerId))
+    movePayouts(tx, undone, 'CANCELLED')
   ]
   // Wait for every statement before reporting a failure: the caller then rolls back a savepoint, which
   // must not overtake statements still queued on the connection.
@@ -161,18 +160,4 @@ async function movePayouts (tx: Tx, changes: PlannedChange[], to: 'SCHEDULED' | 
     update payout_schedules set status = ${to}::payout_status, updated_at = now(),
       scheduled_for = case when ${to}::text = 'SCHEDULED' then current_date + ${PAYOUT_DELAY_DAYS}::int else scheduled_for end
     where order_id = any(${bigintArray(ids)}) and status = 'ON_HOLD'`)
-}
-
-function notifications (changes: PlannedChange[], sellerId: number): NotifyPayload[] {
-  const occurredAt = new Date().toISOString()
-  return changes.flatMap((c) => CHANNELS_OF[c.toStatus].map((channel): NotifyPayload => ({
-    eventId: notificationEventId(c.order.id, c.toStatus, channel),
-    eventType: eventTypeOf(c.toStatus),
-    channel,
-    orderId: c.order.id,
-    sellerId,
-    reason: c.toStatus === 'ORDER_REJECTED_BY_SELLER' ? c.reason : null,
-    occurredAt,
-    ...(channel === 'messaging' ? { recipient: c.order.messagingRecipient } : {})
-  })))
 }

@@ -1,8 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { advanceSequence } from '../db/advance-sequence.js'
 import type { Tx } from '../db/client.js'
-import { enqueueNotifications, scheduleAutoRejections } from '../effects/enqueue.js'
-import { CHANNELS_OF, eventTypeOf, notificationEventId, type NotifyPayload } from '../effects/jobs.js'
+import { scheduleAutoRejections } from '../effects/enqueue.js'
 import type { PaymentMode } from '../db/schema.js'
 import { PLACED } from './state-machine.js'
 
@@ -64,8 +63,7 @@ export interface Placer { credentialId: number | null, source: 'platform' | 'see
 const json = (rows: unknown[]): SQL => sql`${JSON.stringify(rows)}::json`
 
 export async function applyPlacements (
-  tx: Tx, placements: Placement[], placer: Placer, autoRejectAfterMs: number,
-  options: { announce: boolean } = { announce: true }
+  tx: Tx, placements: Placement[], placer: Placer, autoRejectAfterMs: number
 ): Promise<void> {
   if (placements.length === 0) return
   // Inserted in id order: two batches racing on the same ids wait on each other in one order.
@@ -81,7 +79,6 @@ export async function applyPlacements (
     // The seller's clock starts when the order reaches it: an order imported with an old placedAt is not
     // rejected at once for having waited before it existed here.
     scheduleAutoRejections(tx, { ids }, autoRejectAfterMs, 'from-now'),
-    enqueueNotifications(tx, options.announce ? notifications(sorted) : []),
     // The ids are the marketplace's; an order made without one (the demo seed) must never draw one of them.
     advanceSequence(tx, 'orders'),
     advanceSequence(tx, 'order_items')
@@ -190,17 +187,4 @@ async function holdPayouts (tx: Tx, prepaid: Placement[]): Promise<void> {
   await tx.execute(sql`
     insert into payout_schedules (order_id, seller_id, amount)
     select p.order_id, p.seller_id, p.amount from json_to_recordset(${json(rows)}) as p(order_id bigint, seller_id int, amount numeric)`)
-}
-
-function notifications (placements: Placement[]): NotifyPayload[] {
-  const occurredAt = new Date().toISOString()
-  return placements.flatMap(({ row }) => CHANNELS_OF[PLACED].map((channel): NotifyPayload => ({
-    eventId: notificationEventId(row.orderId, PLACED, channel),
-    eventType: eventTypeOf('ORDER_PLACED'),
-    channel,
-    orderId: row.orderId,
-    sellerId: row.companyId,
-    reason: null,
-    occurredAt
-  })))
 }

@@ -28,8 +28,6 @@ export interface LockedOrder {
   paymentMode: PaymentMode
   orderTotalFinal: string
   currencyCode: string
-  /** Where the messaging app reaches the retailer: whatsapp, else phone (null when neither is known). */
-  messagingRecipient: string | null
   /** The ledger amount of its acceptance (negative), null when never accepted: a cancellation gives it back. */
   acceptancePoints: string | null
 }
@@ -73,10 +71,9 @@ export async function lockOrders (tx: Tx, sellerId: number, orderIds: number[]):
   const idArray = `{${ids.join(',')}}`
   const select = (wait: boolean) => sql`
     select o.id, o.store_id, o.status, o.payment_mode, o.order_total_final, o.currency_code,
-           coalesce(nullif(r.whatsapp, ''), nullif(r.phone, '')) as recipient,
            (select pl.amount from points_ledger pl
             where pl.order_id = o.id and pl.kind = 'ORDER_ACCEPTANCE') as acceptance_points
-    from orders o join retailers r on r.id = o.retailer_id
+    from orders o
     where o.id = any(${idArray}::bigint[]) and o.seller_id = ${sellerId} and not o.is_deleted
     order by o.id
     for no key update of o ${wait ? sql`` : sql`skip locked`}`
@@ -87,7 +84,6 @@ export async function lockOrders (tx: Tx, sellerId: number, orderIds: number[]):
     payment_mode: LockedOrder['paymentMode'],
     order_total_final: string,
     currency_code: string,
-    recipient: string | null
     acceptance_points: string | null
   }
   let rows: Row[]
@@ -110,7 +106,6 @@ export async function lockOrders (tx: Tx, sellerId: number, orderIds: number[]):
       paymentMode: row.payment_mode,
       orderTotalFinal: row.order_total_final,
       currencyCode: row.currency_code,
-      messagingRecipient: row.recipient,
       acceptancePoints: row.acceptance_points
     })
   }

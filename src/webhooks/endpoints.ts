@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
-import type { EventType, WebhookEndpointStatus } from '../db/schema.js'
+import type { EventType, SubscriptionStatus } from '../db/schema.js'
 import { recordSellerEvent } from '../events/record-events.js'
 import { isoText } from '../db/json-text.js'
 import { eventId, sequenceOfEventId } from './event-body.js'
@@ -22,7 +22,7 @@ import { MAX_ENDPOINTS, MAX_PENDING_DELIVERIES, MAX_REPLAY_EVENTS, WebhookError 
 export interface EndpointScope { sellerId: number, storeIds: number[] | null }
 
 /**
- * The endpoints (`webhook_endpoints`, unaliased) the scope sees and changes: the seller's, and for a narrowed
+ * The endpoints (`subscriptions`, unaliased) the scope sees and changes: the seller's, and for a narrowed
  * credential only those whose own stores lie within its (never a whole-seller endpoint).
  */
 function withinScope (scope: EndpointScope): SQL {
@@ -46,7 +46,7 @@ export type EndpointView = {
   /** The event types sent; null: every type. */
   types: EventType[] | null
   description: string
-  status: WebhookEndpointStatus
+  status: SubscriptionStatus
   disabledReason: string | null
   createdAt: string
   updatedAt: string
@@ -58,7 +58,7 @@ export interface EndpointPatch {
   url?: string
   types?: EventType[] | null
   description?: string
-  status?: WebhookEndpointStatus
+  status?: SubscriptionStatus
 }
 
 const VIEW = sql`id::text as id, url, types::text[] as types, description, status, disabled_reason as "disabledReason",
@@ -75,22 +75,28 @@ const PREVIOUS_SECRET_HOURS = 24
 export async function createEndpoint (tx: Tx, scope: EndpointScope, input: NewEndpoint, box: SecretBox):
 Promise<EndpointView & { secret: string }> {
   const { sellerId } = scope
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('webhook_endpoints'), ${sellerId}::int)`)
-  const [{ n }] = await tx.execute<{ n: number }>(sql`select count(*)::int as n from webhook_endpoints where seller_id = ${sellerId}::int`)
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('subscriptions'), ${sellerId}::int)`)
+  const [{ n }] = await tx.execute<{ n: number }>(sql`select count(*)::int as n from subscriptions where seller_id = ${sellerId}::int`)
   if (n >= MAX_ENDPOINTS) throw WebhookError.tooMany()
   const id = randomUUID()
   const secret = newEndpointSecret()
   const [row] = await tx.execute<EndpointView>(sql`
-    insert into webhook_endpoints (id, seller_id, store_ids, url, types, description, secret, last_sequence)
-    values (${id}::uuid, ${sellerId}::int, ${storesParam(scope.storeIds)}, ${input.url}, ${typesParam(input.types)},
-      ${input.description}, ${box.seal(id, secret)},
-      coalesce((select last_sequence from seller_event_counters where seller_id = ${sellerId}::int), 0))
-    returning ${VIEW}`)
+    with made as (
+      insert into subscriptions (id, seller_id, store_ids, url, types, description, secret)
+      values (${id}::uuid, ${sellerId}::int, ${storesParam(scope.storeIds)}, ${input.url}, ${typesParam(input.types)},
+        ${input.description}, ${box.seal(id, secret)})
+      returning *
+    ), cursor as (
+      insert into subscription_cursors (subscription_id, seller_id, last_sequence)
+      select ${id}::uuid, ${sellerId}::int,
+        coalesce((select last_sequence from seller_event_counters where seller_id = ${sellerId}::int), 0)
+    )
+    select ${VIEW} from made`)
   return { ...row, secret }
 }
 
 export async function listEndpoints (tx: Tx, scope: EndpointScope): Promise<EndpointView[]> {
-  return await tx.execute<EndpointView>(sql`select ${VIEW} from webhook_endpoints
+  return await tx.execute<EndpointView>(sql`select ${VIEW} from subscriptions
     where ${withinScope(scope)} order by created_at, id`)
 }
 
@@ -106,7 +112,7 @@ Promise<EndpointView> {
   if (patch.description !== undefined) sets.push(sql`description = ${patch.description}`)
   if (patch.status === 'ENABLED') sets.push(sql`status = 'ENABLED', disabled_reason = null, failing_since = null`)
   if (patch.status === 'DISABLED') sets.push(sql`status = 'DISABLED', disabled_reason = coalesce(disabled_reason, 'disabled by the seller')`)
-  const [row] = await tx.execute<EndpointView>(sql`update webhook_endpoints set ${sql.join(sets, sql`, `)}
+  const [row] = await tx.execute<EndpointView>(sql`update subscriptions set ${sql.join(sets, sql`, `)}
     where id = ${id}::uuid and ${withinScope(scope)} returning ${VIEW}`)
   if (row === undefined) throw WebhookError.notFound()
   return row
@@ -114,7 +120,7 @@ Promise<EndpointView> {
 
 /** Deletes the endpoint with its queue and attempt log. */
 export async function deleteEndpoint (tx: Tx, scope: EndpointScope, id: string): Promise<void> {
-  const rows = await tx.execute(sql`delete from webhook_endpoints where id = ${id}::uuid and ${withinScope(scope)} returning 1`)
+  const rows = await tx.execute(sql`delete from subscriptions where id = ${id}::uuid and ${withinScope(scope)} returning 1`)
   if (rows.length === 0) throw WebhookError.notFound()
 }
 
@@ -122,7 +128,7 @@ export async function deleteEndpoint (tx: Tx, scope: EndpointScope, id: string):
 export async function rotateSecret (tx: Tx, scope: EndpointScope, id: string, box: SecretBox):
 Promise<{ secret: string }> {
   const secret = newEndpointSecret()
-  const rows = await tx.execute(sql`update webhook_endpoints
+  const rows = await tx.execute(sql`update subscriptions
     set previous_secret = secret, previous_secret_until = now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS}::int),
       secret = ${box.seal(id, secret)}, updated_at = now()
     where id = ${id}::uuid and ${withinScope(scope)} returning 1`)
@@ -131,10 +137,10 @@ Promise<{ secret: string }> {
 }
 
 /** The endpoint's row locked for a change that depends on it, or not found. */
-type LockedEndpoint = { status: WebhookEndpointStatus, types: EventType[] | null, storeIds: number[] | null }
+type LockedEndpoint = { status: SubscriptionStatus, types: EventType[] | null, storeIds: number[] | null }
 async function lockedEndpoint (tx: Tx, scope: EndpointScope, id: string): Promise<LockedEndpoint> {
   const [row] = await tx.execute<LockedEndpoint>(sql`
-    select status, types::text[] as types, store_ids as "storeIds" from webhook_endpoints
+    select status, types::text[] as types, store_ids as "storeIds" from subscriptions
     where id = ${id}::uuid and ${withinScope(scope)} for update`)
   if (row === undefined) throw WebhookError.notFound()
   return row
@@ -151,7 +157,7 @@ Promise<{ eventId: string, sequence: string }> {
   const endpoint = await lockedEndpoint(tx, scope, id)
   if (endpoint.status !== 'ENABLED') throw WebhookError.disabled()
   const sequence = await recordSellerEvent(tx, sellerId, 'webhook.test', `test sent to webhook endpoint ${id}`)
-  await tx.execute(sql`insert into webhook_deliveries (endpoint_id, seller_id, sequence, type)
+  await tx.execute(sql`insert into deliveries (subscription_id, seller_id, sequence, type)
     values (${id}::uuid, ${sellerId}::int, ${sequence}::bigint, 'webhook.test')`)
   return { eventId: eventId(sellerId, sequence), sequence: String(sequence) }
 }
@@ -176,7 +182,7 @@ Promise<{ queued: number, through: string | null }> {
   const inScope = eventInScope(endpoint.storeIds)
   const [queue] = await tx.execute<{ pending: number, replaying: boolean }>(sql`
     select count(*)::int as pending, coalesce(bool_or(replay), false) as replaying
-    from webhook_deliveries where endpoint_id = ${id}::uuid and status = 'PENDING'`)
+    from deliveries where subscription_id = ${id}::uuid and status = 'PENDING'`)
   if (queue.replaying) throw WebhookError.replayPending()
   const room = MAX_PENDING_DELIVERIES - queue.pending
   let picked
@@ -205,7 +211,7 @@ Promise<{ queued: number, through: string | null }> {
   }
   const [row] = await tx.execute<{ queued: number, through: string | null }>(sql`
     with queued as (
-      insert into webhook_deliveries (endpoint_id, seller_id, sequence, type, order_id, replay)
+      insert into deliveries (subscription_id, seller_id, sequence, type, order_id, replay)
       select ${id}::uuid, ${sellerId}::int, p.sequence, p.type, p.order_id, true from (${picked}) p order by p.sequence
       returning sequence
     ) select count(*)::int as queued, max(sequence)::text as through from queued`)
@@ -231,14 +237,14 @@ export interface AttemptFilter { status: 'SUCCEEDED' | 'FAILED' | null, after: s
 export async function listAttempts (tx: Tx, scope: EndpointScope, id: string, filter: AttemptFilter):
 Promise<{ attempts: AttemptView[], pageInfo: { hasNext: boolean, endCursor: string } }> {
   const { sellerId } = scope
-  const [endpoint] = await tx.execute(sql`select 1 from webhook_endpoints where id = ${id}::uuid and ${withinScope(scope)}`)
+  const [endpoint] = await tx.execute(sql`select 1 from subscriptions where id = ${id}::uuid and ${withinScope(scope)}`)
   if (endpoint === undefined) throw WebhookError.notFound()
   const status = filter.status === null ? sql`` : sql`and a.succeeded = ${filter.status === 'SUCCEEDED'}`
   const rows = await tx.execute<AttemptView & { sequence: string }>(sql`
     select a.id::text as id, a.sequence::text as sequence, a.type, a.attempt, ${isoText(sql`a.attempted_at`)} as "attemptedAt",
       a.succeeded, a.http_status as "httpStatus", a.error, a.duration_ms as "durationMs", a.answer_head as answer
-    from webhook_attempts a
-    where a.endpoint_id = ${id}::uuid and a.id > ${filter.after}::bigint ${status}
+    from delivery_attempts a
+    where a.subscription_id = ${id}::uuid and a.id > ${filter.after}::bigint ${status}
     order by a.id limit ${filter.limit + 1}::int`)
   const page = rows.slice(0, filter.limit)
   return {

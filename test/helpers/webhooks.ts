@@ -1,7 +1,8 @@
 import pino from 'pino'
 import type { Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
-import { WebhookDeliverer, type DelivererOptions } from '../../src/webhooks/deliverer.js'
+import { Deliverer, type DelivererOptions } from '../../src/delivery/deliverer.js'
+import { logTransport } from '../../src/effects/transports/log.js'
 import { SecretBox } from '../../src/webhooks/secret-box.js'
 import { WEBHOOK_ENDPOINTS_PATH } from '../../src/routes/webhook-endpoints.js'
 import { eventMarket, type EventMarket } from './events.js'
@@ -27,7 +28,7 @@ export interface WebhookMarket extends EventMarket {
   webhooks: (seller: number, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path?: string, body?: unknown) =>
   Promise<{ status: number, json: any }>
   /** Starts a deliverer (stopped in teardown). */
-  deliverer: (options?: Partial<DelivererOptions>) => Promise<WebhookDeliverer>
+  deliverer: (options?: Partial<DelivererOptions>) => Promise<Deliverer>
 }
 
 /**
@@ -48,11 +49,15 @@ export async function webhookMarket (t: Test, env: Record<string, string> = {}):
       return { status: res.statusCode, json: res.body === '' ? null : res.json() }
     },
     async deliverer (options = {}) {
-      const deliverer = new WebhookDeliverer({
+      const silent = pino({ level: 'silent' })
+      const log = logTransport(silent)
+      const deliverer = new Deliverer({
         db: m.database.db,
         sessionUrl: m.database.url,
         box: SecretBox.of(m.config)!,
-        logger: pino({ level: 'silent' }),
+        operator: null,
+        channels: { seller: log, customer: log, messaging: log },
+        logger: silent,
         concurrency: 16,
         timeoutMs: 2000,
         allowPrivateNetworks: true,
@@ -118,5 +123,5 @@ Promise<void> {
 /** Waits until every queued delivery is finished and written (a receiver sees one before its attempt is logged). */
 export async function allRecorded (t: Test, m: EventMarket, ms = 20_000): Promise<void> {
   await until(t, 'every delivery recorded', async () =>
-    (await m.database.sql`select 1 from webhook_deliveries where status = 'PENDING' limit 1`).length === 0, ms)
+    (await m.database.sql`select 1 from deliveries where status = 'PENDING' limit 1`).length === 0, ms)
 }

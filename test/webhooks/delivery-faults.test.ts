@@ -110,7 +110,7 @@ t.test('500s, 429 and 503 with Retry-After, timeouts, dropped connections: all d
     attempted_at: string
   }
   const attempts = await m.database.sql<Attempt[]>`
-    select sequence::text, attempt, succeeded, http_status, error, attempted_at from webhook_attempts order by id`
+    select sequence::text, attempt, succeeded, http_status, error, attempted_at from delivery_attempts order by id`
   const bySequence = new Map<string, Attempt[]>()
   for (const a of attempts) bySequence.set(a.sequence, [...(bySequence.get(a.sequence) ?? []), a])
   for (const [sequence, list] of bySequence) {
@@ -179,8 +179,8 @@ t.test('a redirect is a failure and is never followed', async (t: Test) => {
   await m.deliverer({ retryWait: (attempt) => attempt >= 2 ? null : 50 })
   await m.place([{ orderId: 4101, seller: 1 }])
   await until(t, 'two attempts given up', async () =>
-    (await m.database.sql`select 1 from webhook_deliveries where status = 'FAILED'`).length === 1)
-  const [attempt] = await m.database.sql`select http_status, error from webhook_attempts order by id limit 1`
+    (await m.database.sql`select 1 from deliveries where status = 'FAILED'`).length === 1)
+  const [attempt] = await m.database.sql`select http_status, error from delivery_attempts order by id limit 1`
   t.same(attempt, { http_status: 302, error: 'redirect (302) not followed' })
   t.equal(target.received.length, 0)
 })
@@ -195,22 +195,22 @@ t.test('five days of failures disable the endpoint; a success before clears the 
   const first = await m.deliverer({ retryWait })
   await m.place([{ orderId: 4201, seller: 1 }])
   await until(t, 'failing since', async () =>
-    (await m.database.sql`select 1 from webhook_endpoints where failing_since is not null`).length === 1)
+    (await m.database.sql`select 1 from subscriptions where failing_since is not null`).length === 1)
   answer = 200
   await m.place([{ orderId: 4202, seller: 1 }])
   await until(t, 'cleared by a success', async () =>
-    (await m.database.sql`select 1 from webhook_endpoints where failing_since is null`).length === 1)
+    (await m.database.sql`select 1 from subscriptions where failing_since is null`).length === 1)
   // Either 4201's retry or 4202 can be what cleared it: the other, still in flight when the clock is turned back,
   // would succeed after that and clear it again (seen in CI under load). Stopping the deliverer lets what is in
   // flight end and writes its results first.
   await first.stop()
   answer = 500
-  await m.database.sql`update webhook_endpoints set failing_since = now() - interval '5 days 1 minute' where id = ${id}`
+  await m.database.sql`update subscriptions set failing_since = now() - interval '5 days 1 minute' where id = ${id}`
   await m.deliverer({ retryWait })
   await m.place([{ orderId: 4203, seller: 1 }])
   await until(t, 'disabled', async () =>
-    (await m.database.sql`select 1 from webhook_endpoints where status = 'DISABLED'`).length === 1)
-  const [row] = await m.database.sql`select disabled_reason from webhook_endpoints where id = ${id}`
+    (await m.database.sql`select 1 from subscriptions where status = 'DISABLED'`).length === 1)
+  const [row] = await m.database.sql`select disabled_reason from subscriptions where id = ${id}`
   t.equal(row.disabled_reason, 'every attempt failed for 5 days')
 })
 
@@ -227,8 +227,8 @@ t.test('DNS rebinding: a host that resolves to loopback at delivery time is refu
   }) as any
   await m.deliverer({ allowPrivateNetworks: false, lookup, retryWait: () => null })
   await m.place([{ orderId: 4301, seller: 1 }])
-  await until(t, 'the attempt', async () => (await m.database.sql`select 1 from webhook_attempts`).length === 1)
-  const [attempt] = await m.database.sql`select succeeded, http_status, error from webhook_attempts`
+  await until(t, 'the attempt', async () => (await m.database.sql`select 1 from delivery_attempts`).length === 1)
+  const [attempt] = await m.database.sql`select succeeded, http_status, error from delivery_attempts`
   t.match(attempt, { succeeded: false, http_status: null, error: /127\.0\.0\.1.*not allowed/ })
   t.equal(receiver.received.length, 0)
 })
@@ -269,7 +269,7 @@ t.test('delivering to every forbidden range is refused before connecting, by nam
     ...forbidden.filter((a) => !a.includes(':')).map((ip) => `http://${ip}:9/`)]
   for (const url of urls) {
     const id = randomUUID()
-    await m.database.sql`insert into webhook_endpoints (id, seller_id, url, secret, last_sequence)
+    await m.database.sql`insert into subscriptions (id, seller_id, url, secret, last_sequence)
       values (${id}, 1, ${url}, ${box.seal(id, newEndpointSecret())}, 0)`
   }
   const lookup = ((host: string, options: any, callback: any) => {
@@ -284,11 +284,11 @@ t.test('delivering to every forbidden range is refused before connecting, by nam
   await m.place([{ orderId: 4501, seller: 1 }])
   const endpoints = address.size + forbidden.filter((a) => !a.includes(':')).length
   await until(t, 'one attempt per endpoint', async () => {
-    const n = (await m.database.sql`select 1 from webhook_attempts`).length
+    const n = (await m.database.sql`select 1 from delivery_attempts`).length
     return n === endpoints
   })
   const attempts = await m.database.sql<Array<{ url: string, succeeded: boolean, error: string, duration_ms: number }>>`
-    select w.url, a.succeeded, a.error, a.duration_ms from webhook_attempts a join webhook_endpoints w on w.id = a.endpoint_id`
+    select w.url, a.succeeded, a.error, a.duration_ms from delivery_attempts a join subscriptions w on w.id = a.subscription_id`
   for (const a of attempts) {
     t.notOk(a.succeeded, a.url)
     t.match(a.error, /not allowed/, `${a.url}: ${a.error}`)
@@ -302,13 +302,13 @@ t.test('a secret that cannot be opened (WEBHOOK_SECRETS_KEY changed) is a failed
     const created = await m.webhooks(1, 'POST', '', { url: receiver.url })
     // Sealed for another endpoint id: the authentication tag does not match.
     const box = SecretBox.of(m.config)!
-    await m.database.sql`update webhook_endpoints set secret = ${box.seal(randomUUID(), newEndpointSecret())}
+    await m.database.sql`update subscriptions set secret = ${box.seal(randomUUID(), newEndpointSecret())}
       where id = ${created.json.data.id}`
     await m.deliverer({ retryWait: (attempt) => attempt >= 2 ? null : 50 })
     await m.place([{ orderId: 4601, seller: 1 }])
     await until(t, 'given up', async () =>
-      (await m.database.sql`select 1 from webhook_deliveries where status = 'FAILED'`).length === 1)
-    const attempts = await m.database.sql`select attempt, succeeded, error from webhook_attempts order by id`
+      (await m.database.sql`select 1 from deliveries where status = 'FAILED'`).length === 1)
+    const attempts = await m.database.sql`select attempt, succeeded, error from delivery_attempts order by id`
     t.same(attempts.map((a) => a.attempt), [1, 2])
     t.match(attempts[0].error, /secret cannot be read/)
     t.equal(receiver.received.length, 0, 'nothing unsigned was sent')
@@ -324,10 +324,10 @@ t.test('a deliverer stopping aborts what is in flight (a failed attempt, retried
     await until(t, 'one attempt in flight', () => receiver.received.length === 1)
     await deliverer.stop(100)
     const rows = await m.database.sql<Array<{ attempts: number, due: boolean, status: string }>>`
-      select attempts, next_attempt_at <= now() as due, status from webhook_deliveries order by id`
+      select attempts, next_attempt_at <= now() as due, status from deliveries order by id`
     t.same(rows.map((r) => r.status), ['PENDING', 'PENDING'])
     t.same(rows.map((r) => r.attempts).sort(), [0, 1], 'the aborted attempt counted, the one claimed ahead given back')
     t.ok(rows.find((r) => r.attempts === 0)!.due, 'given back: due at once')
-    const [attempt] = await m.database.sql`select error from webhook_attempts`
+    const [attempt] = await m.database.sql`select error from delivery_attempts`
     t.match(attempt.error, /stopping|abandoned/)
   })

@@ -88,13 +88,13 @@ t.test('every event is delivered, signed, as the feed shows it, per order in ord
   t.equal(log.json.data.pageInfo.hasNext, false)
 
   // Retention: finished deliveries and attempts older than EVENT_RETENTION_DAYS go; a pending one stays.
-  await m.database.sql`update webhook_attempts set attempted_at = now() - interval '31 days' where sequence <= 10`
-  await m.database.sql`update webhook_deliveries set finished_at = now() - interval '31 days' where sequence <= 10`
-  await m.database.sql`update webhook_deliveries set status = 'PENDING', next_attempt_at = now() + interval '1 day'
+  await m.database.sql`update delivery_attempts set attempted_at = now() - interval '31 days' where sequence <= 10`
+  await m.database.sql`update deliveries set finished_at = now() - interval '31 days' where sequence <= 10`
+  await m.database.sql`update deliveries set status = 'PENDING', next_attempt_at = now() + interval '1 day'
     where sequence = 11`
-  const rows = await m.database.sql`select count(*)::int as n from webhook_deliveries where sequence <= 10`
+  const rows = await m.database.sql`select count(*)::int as n from deliveries where sequence <= 10`
   t.equal(await pruneWebhookLog(m.database.db, 30), 10 + rows[0].n)
-  t.same(await m.database.sql`select status from webhook_deliveries where sequence = 11`, [{ status: 'PENDING' }], 'pending kept')
+  t.same(await m.database.sql`select status from deliveries where sequence = 11`, [{ status: 'PENDING' }], 'pending kept')
   t.equal(await pruneWebhookLog(m.database.db, 30), 0)
 })
 
@@ -141,7 +141,7 @@ t.test('dispatch is not held off by the key-share lock an attempt row\'s foreign
   await m.place([{ orderId: 7101, seller: 1 }, { orderId: 7102, seller: 1 }])
   // What inserting an attempt does to its endpoint's row while its transaction runs.
   const lock = await holdInTransaction(m.database.sql, (sql) =>
-    sql`select 1 from webhook_endpoints where id = ${created.json.data.id} for key share`)
+    sql`select 1 from subscriptions where id = ${created.json.data.id} for key share`)
   t.same(await dispatchEvents(m.database.db), { queued: 2, busy: 0, full: [] }, 'queued while the lock is held')
   await lock.release()
 })

@@ -12,7 +12,7 @@ import { ready, waitFor } from '../helpers/server-process.js'
 
 /*
  * Faults in the middle of the webhook endpoint routes, against a real server process, made deterministic as
- * in platform-faults.test.ts: triggers on webhook_endpoints (insert, update, delete) and webhook_deliveries
+ * in platform-faults.test.ts: triggers on subscriptions (insert, update, delete) and deliveries
  * (insert) wait on an advisory lock the test holds, so a request is caught after its writes, before its
  * commit. There its backend is terminated: the client must get the REST 503 of an unreachable database
  * (never a 500 or a stack trace) and nothing of the request may be stored — no endpoint without its secret,
@@ -54,9 +54,9 @@ function caller (port: number, key: string): Call {
 async function installHold (sql: postgres.Sql): Promise<void> {
   await sql.unsafe(`create function oxs_test_hold() returns trigger language plpgsql as $$
     begin perform pg_advisory_xact_lock(${HOLD}); return null; end $$;
-    create trigger oxs_test_hold after insert or update or delete on webhook_endpoints
+    create trigger oxs_test_hold after insert or update or delete on subscriptions
       for each statement execute function oxs_test_hold();
-    create trigger oxs_test_hold after insert on webhook_deliveries
+    create trigger oxs_test_hold after insert on deliveries
       for each statement execute function oxs_test_hold()`)
 }
 
@@ -73,8 +73,8 @@ function holder (t: Test, url: string) {
 /** Everything of the seller's that the endpoint routes write, every column. */
 async function footprint (sql: postgres.Sql, sellerId: number) {
   return {
-    endpoints: await sql`select * from webhook_endpoints where seller_id = ${sellerId} order by id`,
-    deliveries: await sql`select * from webhook_deliveries where seller_id = ${sellerId} order by id`,
+    endpoints: await sql`select * from subscriptions where seller_id = ${sellerId} order by id`,
+    deliveries: await sql`select * from deliveries where seller_id = ${sellerId} order by id`,
     events: await sql`select * from seller_events where seller_id = ${sellerId} order by sequence`,
     counter: await sql`select * from seller_event_counters where seller_id = ${sellerId}`
   }
@@ -119,35 +119,35 @@ t.test('a backend terminated inside each mutating endpoint route: 503, nothing s
   }
 
   // Create: caught after the row (with its sealed secret) is inserted, under the seller's count lock.
-  const tenth = await terminatedInside('create', 'webhook_endpoints', 'POST', '', { url: `${URL}/10` })
+  const tenth = await terminatedInside('create', 'subscriptions', 'POST', '', { url: `${URL}/10` })
   t.equal(tenth.status, 201, 'the same creation succeeds')
-  const [row] = await sql`select secret from webhook_endpoints where id = ${tenth.json.data.id}::uuid`
+  const [row] = await sql`select secret from subscriptions where id = ${tenth.json.data.id}::uuid`
   t.equal(box.open(tenth.json.data.id, row.secret), tenth.json.data.secret, 'stored with the secret it answered')
   const eleventh = await call('POST', '', { url: `${URL}/11` })
   t.same([eleventh.status, eleventh.json.message], [409, WebhookText.tooMany], 'the limit counted right: ten, not nine or eleven')
 
   const [a, b] = created
-  const patched = await terminatedInside('patch', 'webhook_endpoints', 'PATCH', `/${a.id}`, { description: 'changed', status: 'DISABLED' })
+  const patched = await terminatedInside('patch', 'subscriptions', 'PATCH', `/${a.id}`, { description: 'changed', status: 'DISABLED' })
   t.same([patched.status, patched.json.data.description, patched.json.data.status], [200, 'changed', 'DISABLED'], 'patched once')
 
-  const rotated = await terminatedInside('rotate-secret', 'webhook_endpoints', 'POST', `/${a.id}/rotate-secret`)
+  const rotated = await terminatedInside('rotate-secret', 'subscriptions', 'POST', `/${a.id}/rotate-secret`)
   t.equal(rotated.status, 200, 'the same rotation succeeds')
-  const [keys] = await sql`select secret, previous_secret from webhook_endpoints where id = ${a.id}::uuid`
+  const [keys] = await sql`select secret, previous_secret from subscriptions where id = ${a.id}::uuid`
   t.same([box.open(a.id, keys.secret), box.open(a.id, keys.previous_secret)], [rotated.json.data.secret, a.secret],
     'rotated once: the new secret signs, the creation\'s is the previous one (not a secret of the cut-off rotation)')
 
   // Test: caught after its event is recorded and numbered and its delivery queued.
-  const tested = await terminatedInside('test', 'webhook_deliveries', 'POST', `/${b.id}/test`)
+  const tested = await terminatedInside('test', 'deliveries', 'POST', `/${b.id}/test`)
   t.equal(tested.status, 200, 'the same test succeeds')
   t.equal(tested.json.data.sequence, '1', 'the cut-off attempt\'s event number was given back: no hole in the log')
 
-  const replayed = await terminatedInside('replay', 'webhook_deliveries', 'POST', `/${b.id}/replay`, { eventIds: [tested.json.data.eventId] })
+  const replayed = await terminatedInside('replay', 'deliveries', 'POST', `/${b.id}/replay`, { eventIds: [tested.json.data.eventId] })
   t.same([replayed.status, replayed.json.data], [200, { queued: 1, through: '1' }], 'the same replay queues it once')
 
-  const deleted = await terminatedInside('delete', 'webhook_endpoints', 'DELETE', `/${b.id}`)
+  const deleted = await terminatedInside('delete', 'subscriptions', 'DELETE', `/${b.id}`)
   t.same([deleted.status, deleted.json.data], [200, { id: b.id }], 'the same deletion succeeds')
-  const [left] = await sql`select (select count(*)::int from webhook_endpoints where seller_id = ${sellerId}) as endpoints,
-    (select count(*)::int from webhook_deliveries where endpoint_id = ${b.id}::uuid) as queued`
+  const [left] = await sql`select (select count(*)::int from subscriptions where seller_id = ${sellerId}) as endpoints,
+    (select count(*)::int from deliveries where subscription_id = ${b.id}::uuid) as queued`
   t.same(left, { endpoints: MAX_ENDPOINTS - 1, queued: 0 }, 'deleted with its queue')
 
   t.equal(server.child.exitCode, null, 'the process lived through it')
@@ -161,7 +161,7 @@ t.test('SIGTERM while an endpoint is being created: past the grace nothing is st
   const { sellerId, key } = await seller(made)
   await installHold(sql)
   const hold = holder(t, made.url)
-  const count = async () => (await sql`select count(*)::int as n from webhook_endpoints where seller_id = ${sellerId}`)[0].n
+  const count = async () => (await sql`select count(*)::int as n from subscriptions where seller_id = ${sellerId}`)[0].n
 
   // Past the grace: the process gives up on the creation and exits 1; the client loses its connection, and
   // PostgreSQL rolls the orphaned transaction back once it gets past the hold (its client is gone: no commit).
@@ -197,7 +197,7 @@ t.test('SIGTERM while an endpoint is being created: past the grace nothing is st
   const tookMs = Date.now() - signalledAt
   t.ok(tookMs < grace, `stopped ${tookMs} ms after SIGTERM, within the grace`)
   t.ok(second.server.lines().some((l) => l.msg === 'shutdown complete'), 'the pool closed after the request')
-  const [row] = await sql`select secret from webhook_endpoints where id = ${res.json.data.id}::uuid`
+  const [row] = await sql`select secret from subscriptions where id = ${res.json.data.id}::uuid`
   t.equal(box.open(res.json.data.id, row.secret), res.json.data.secret, 'stored, with the secret it answered')
   t.equal(await count(), 2)
 })

@@ -222,7 +222,7 @@ t.test('fuzzed webhook endpoint routes: the envelope, no 5xx, no cross-seller ac
   await direct(a, 'PATCH', `/${frozen[2]}`, { status: 'DISABLED' })
   await direct(a, 'POST', `/${frozen[0]}/test`)
   for (const id of frozen) {
-    await database.sql`insert into webhook_attempts (endpoint_id, delivery_id, seller_id, sequence, type, attempt, succeeded, duration_ms, answer_head)
+    await database.sql`insert into delivery_attempts (subscription_id, delivery_id, seller_id, sequence, type, attempt, succeeded, duration_ms, answer_head)
       values (${id}::uuid, 1, ${a}, 1, 'order.placed', 1, true, 5, 'ok')`
   }
   const live = new Map<number, Set<string>>([[a, new Set()], [b, new Set()]])
@@ -234,8 +234,8 @@ t.test('fuzzed webhook endpoint routes: the envelope, no 5xx, no cross-seller ac
   }
   // What B's requests must leave as it is (taken after A's own tests above queued theirs: a test's empty body
   // with Content-Type: application/json is no body, so they are queued).
-  const frozenRows = await database.sql`select * from webhook_endpoints where id = any(${frozen}::uuid[]) order by id`
-  const [frozenQueue] = await database.sql`select count(*)::int as n from webhook_deliveries where endpoint_id = any(${frozen}::uuid[])`
+  const frozenRows = await database.sql`select * from subscriptions where id = any(${frozen}::uuid[]) order by id`
+  const [frozenQueue] = await database.sql`select count(*)::int as n from deliveries where subscription_id = any(${frozen}::uuid[])`
   t.ok(frozenQueue.n >= 5, `A's own tests were queued (${frozenQueue.n as number})`)
 
   const seen = new Map<string, number>()
@@ -376,18 +376,18 @@ t.test('fuzzed webhook endpoint routes: the envelope, no 5xx, no cross-seller ac
   const accepted = [...deviations].filter(([k]) => k.startsWith('2xx'))
   t.same(accepted, [], 'no body the schema refuses is accepted')
 
-  const counts = await database.sql`select seller_id, count(*)::int as n from webhook_endpoints group by seller_id`
+  const counts = await database.sql`select seller_id, count(*)::int as n from subscriptions group by seller_id`
   t.ok(counts.every((c) => c.n <= MAX_ENDPOINTS), `at most ten endpoints per seller: ${JSON.stringify(counts)}`)
-  const stored = async (seller: number) => (await database.sql`select id::text as id from webhook_endpoints where seller_id = ${seller}`).map((r) => r.id).sort()
+  const stored = async (seller: number) => (await database.sql`select id::text as id from subscriptions where seller_id = ${seller}`).map((r) => r.id).sort()
   t.same(await stored(a), [...frozen, ...live.get(a)!].sort(), 'A\'s endpoints are what the answers said')
   t.same(await stored(b), [...live.get(b)!].sort(), 'B\'s endpoints are what the answers said')
-  t.same(await database.sql`select * from webhook_endpoints where id = any(${frozen}::uuid[]) order by id`, frozenRows,
+  t.same(await database.sql`select * from subscriptions where id = any(${frozen}::uuid[]) order by id`, frozenRows,
     'A\'s endpoints that B aimed at are exactly as they were')
-  const [queue] = await database.sql`select count(*)::int as n from webhook_deliveries where endpoint_id = any(${frozen}::uuid[])`
+  const [queue] = await database.sql`select count(*)::int as n from deliveries where subscription_id = any(${frozen}::uuid[])`
   t.equal(queue.n, frozenQueue.n, 'nothing was queued for them')
-  const [attempts] = await database.sql`select count(*)::int as n from webhook_attempts where endpoint_id = any(${frozen}::uuid[])`
+  const [attempts] = await database.sql`select count(*)::int as n from delivery_attempts where subscription_id = any(${frozen}::uuid[])`
   t.equal(attempts.n, frozen.length, 'their attempt log is as it was')
-  const private_ = (await database.sql`select url from webhook_endpoints`).filter((r) => {
+  const private_ = (await database.sql`select url from subscriptions`).filter((r) => {
     const host = new URL(r.url as string).hostname.replace(/^\[|\]$/g, '')
     const reason = forbiddenAddressReason(host)
     return !(r.url as string).startsWith('https:') || (reason !== null && reason !== 'not an IP address')

@@ -52,22 +52,22 @@ async function create (t: Test, m: WebhookMarket, seller: number, body: Record<s
 
 /** The endpoint's row, every column. */
 async function endpointRow (m: WebhookMarket, id: string): Promise<Record<string, unknown> | undefined> {
-  const [row] = await m.database.sql`select * from webhook_endpoints where id = ${id}::uuid`
+  const [row] = await m.database.sql`select * from subscriptions where id = ${id}::uuid`
   return row
 }
 
 async function countEndpoints (m: WebhookMarket, seller?: number): Promise<number> {
   const [{ n }] = seller === undefined
-    ? await m.database.sql`select count(*)::int as n from webhook_endpoints`
-    : await m.database.sql`select count(*)::int as n from webhook_endpoints where seller_id = ${seller}`
+    ? await m.database.sql`select count(*)::int as n from subscriptions`
+    : await m.database.sql`select count(*)::int as n from subscriptions where seller_id = ${seller}`
   return n as number
 }
 
 /** `n` delivery attempts of the endpoint straight into the log (the deliverer's rows), succeeded alternately. */
 async function insertAttempts (m: WebhookMarket, id: string, seller: number, n: number): Promise<void> {
   for (let i = 1; i <= n; i++) {
-    await m.database.sql`insert into webhook_attempts
-      (endpoint_id, delivery_id, seller_id, sequence, type, attempt, succeeded, http_status, error, duration_ms, answer_head)
+    await m.database.sql`insert into delivery_attempts
+      (subscription_id, delivery_id, seller_id, sequence, type, attempt, succeeded, http_status, error, duration_ms, answer_head)
       values (${id}::uuid, ${i}, ${seller}, ${i}, 'order.placed', 1, ${i % 2 === 1}, ${i % 2 === 1 ? 200 : 500},
         ${i % 2 === 1 ? null : 'HTTP 500'}, ${10 + i}, ${`answer ${i}`})`
   }
@@ -155,7 +155,7 @@ t.test('create, list, patch each field, rotate, delete: the secret is shown once
     t.same(await m.webhooks(1, method, `/${created.id}${path}`, body), { status: 404, json: NOT_FOUND }, `deleted: ${method} ${path} is 404`)
   }
   t.same((await m.webhooks(1, 'GET')).json.data.endpoints.map((e: any) => e.id), [plain.id])
-  const [{ n }] = await m.database.sql`select count(*)::int as n from webhook_deliveries where endpoint_id = ${created.id}::uuid`
+  const [{ n }] = await m.database.sql`select count(*)::int as n from deliveries where subscription_id = ${created.id}::uuid`
   t.equal(n, 0, 'its queue went with it')
 })
 
@@ -336,7 +336,7 @@ t.test('another seller\'s endpoint: on every route the same 404 as none at all, 
     }
   }
   t.same(await endpointRow(m, mine.id), before, 'seller 1\'s endpoint is unchanged (secret, url, types, status, cursor…)')
-  const [queued] = await m.database.sql`select count(*)::int as n from webhook_deliveries`
+  const [queued] = await m.database.sql`select count(*)::int as n from deliveries`
   t.equal(queued.n, 0, 'nothing was queued')
   const [eventsAfter] = await m.database.sql`select count(*)::int as n from seller_events`
   t.equal(eventsAfter.n, events.n, 'no test event was recorded')
@@ -392,14 +392,14 @@ t.test('the secret at rest: encrypted, bound to its endpoint, the previous one k
   t.notOk(sealed.includes(Buffer.from(a.secret.slice('whsec_'.length))), 'nor its base64')
   t.notOk(sealed.includes(key), 'nor its 32 bytes')
   t.equal(sealed.length, 1 + 12 + 16 + a.secret.length, 'version, IV, tag, ciphertext')
-  const [text] = await m.database.sql`select w::text as text, encode(w.secret, 'escape') as escaped from webhook_endpoints w where id = ${a.id}::uuid`
+  const [text] = await m.database.sql`select w::text as text, encode(w.secret, 'escape') as escaped from subscriptions w where id = ${a.id}::uuid`
   for (const shown of [text.text, text.escaped] as string[]) {
     t.notOk(shown.includes(a.secret.slice('whsec_'.length)) || shown.includes(key.toString('hex')), 'the row as text shows no secret')
   }
   t.equal(box.open(a.id, sealed), a.secret, 'SecretBox.open recovers it')
 
   t.throws(() => box.open(b.id, sealed), 'opened for another endpoint id: refused (AAD)')
-  await m.database.sql`update webhook_endpoints set secret = ${sealed} where id = ${b.id}::uuid`
+  await m.database.sql`update subscriptions set secret = ${sealed} where id = ${b.id}::uuid`
   const copied = (await endpointRow(m, b.id))!.secret as Buffer
   t.throws(() => box.open(b.id, copied), 'copied onto another endpoint\'s row: does not open')
   const otherKey = SecretBox.of(loadConfig({ WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64') }))!
@@ -470,7 +470,7 @@ t.test('production without WEBHOOK_SECRETS_KEY: endpoints cannot be made (503 WE
   const created = await inject(live, 'POST', '', { url: PUBLIC_URL })
   t.same({ status: created.status, json: created.json },
     { status: 503, json: failure(503, 'WEBHOOKS_NOT_CONFIGURED', WebhookText.notConfigured) })
-  const [{ n }] = await database.sql`select count(*)::int as n from webhook_endpoints`
+  const [{ n }] = await database.sql`select count(*)::int as n from subscriptions`
   t.equal(n, 0, 'nothing stored')
   const list = await inject(live, 'GET', '')
   t.same([list.status, list.json.data], [200, { endpoints: [] }], 'listing still answers')
@@ -491,7 +491,7 @@ t.test('production with WEBHOOK_SECRETS_KEY: the secret sealed under that key, h
   t.match(await post('https://127.0.0.1/'), { status: 400, json: { code: 'INVALID_WEBHOOK_URL', message: /loopback/ } })
   const created = await post(PUBLIC_URL)
   t.equal(created.status, 201)
-  const [row] = await database.sql`select secret from webhook_endpoints where id = ${created.json.data.id}::uuid`
+  const [row] = await database.sql`select secret from subscriptions where id = ${created.json.data.id}::uuid`
   t.equal(SecretBox.of(config)!.open(created.json.data.id, row.secret), created.json.data.secret, 'sealed under WEBHOOK_SECRETS_KEY')
   t.throws(() => SecretBox.of(loadConfig({}))!.open(created.json.data.id, row.secret), 'not under the development key')
 })

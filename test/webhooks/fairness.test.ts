@@ -22,13 +22,13 @@ type Market = Awaited<ReturnType<typeof webhookMarket>>
 
 /** `n` more pending deliveries of the endpoint, copies of event `sequence` (no order: none waits for another). */
 async function fill (m: Market, endpoint: string, seller: number, sequence: string, n: number): Promise<void> {
-  await m.database.sql`insert into webhook_deliveries (endpoint_id, seller_id, sequence, type)
+  await m.database.sql`insert into deliveries (subscription_id, seller_id, sequence, type)
     select ${endpoint}, ${seller}, ${sequence}, 'webhook.test' from generate_series(1, ${n})`
 }
 
 async function pending (m: Market, endpoint: string): Promise<number> {
-  const [row] = await m.database.sql`select count(*)::int as n from webhook_deliveries
-    where endpoint_id = ${endpoint} and status = 'PENDING'`
+  const [row] = await m.database.sql`select count(*)::int as n from deliveries
+    where subscription_id = ${endpoint} and status = 'PENDING'`
   return row.n
 }
 
@@ -50,11 +50,11 @@ t.test('an endpoint that never answers, 10,000 deliveries pending: another selle
   t.equal(ping.status, 200)
   await until(t, 'B\'s ping delivered', () => other.delivered.some((d) => d.id === ping.json.data.eventId))
   t.same(other.unverified, [])
-  const [aLogged] = await m.database.sql`select count(*)::int as n from webhook_attempts where endpoint_id = ${a}`
+  const [aLogged] = await m.database.sql`select count(*)::int as n from delivery_attempts where subscription_id = ${a}`
   t.equal(aLogged.n, 0, 'A\'s attempts still hanging when B\'s ping arrived')
   t.equal(await pending(m, a), MAX_PENDING_DELIVERIES, 'A\'s deliveries all pending')
-  const [leased] = await m.database.sql`select count(*)::int as n from webhook_deliveries
-    where endpoint_id = ${a} and leased_until > now()`
+  const [leased] = await m.database.sql`select count(*)::int as n from deliveries
+    where subscription_id = ${a} and leased_until > now()`
   t.equal(leased.n, ENDPOINT_IN_FLIGHT, 'A holds its cap, not the pool')
   t.equal(hanging.received.length, ENDPOINT_IN_FLIGHT, 'A was sent no more than its cap')
 })
@@ -67,7 +67,7 @@ t.test('a claim is round robin across endpoints, at most the cap of each in flig
   }
   // Endpoint 1 queued first (the oldest rows), 10 each; endpoint 3's rows are all of one order.
   for (const [i, id] of ids.entries()) {
-    await m.database.sql`insert into webhook_deliveries (endpoint_id, seller_id, sequence, type, order_id)
+    await m.database.sql`insert into deliveries (subscription_id, seller_id, sequence, type, order_id)
       select ${id}, ${i + 1}, s, 'webhook.test', ${i === 2 ? 77 : null} from generate_series(1, 10) s`
   }
   const endpointOf = new Map(ids.map((id, i) => [id, i + 1]))
@@ -84,7 +84,7 @@ t.test('a claim is round robin across endpoints, at most the cap of each in flig
   await releaseClaims(m.database.db, second.map((c) => c.id))
   const again = await claimDeliveries(m.database.db, 100, 60_000)
   t.same(count(again), [2, 2, 0], 'given back: claimable at once')
-  const rows = await m.database.sql`select count(*)::int as n from webhook_deliveries where attempts <> 0`
+  const rows = await m.database.sql`select count(*)::int as n from deliveries where attempts <> 0`
   t.equal(rows[0].n, 0, 'claims count no attempt')
 })
 
@@ -95,7 +95,7 @@ t.test('replays: one at a time per endpoint, never past the pending cap; a full 
   await dispatchEvents(m.database.db)
   const events = (await m.follow(await m.token(1))).events
   t.equal(events.length, 3)
-  await m.database.sql`update webhook_deliveries set status = 'DELIVERED' where endpoint_id = ${id}`
+  await m.database.sql`update deliveries set status = 'DELIVERED' where subscription_id = ${id}`
 
   const first = await m.webhooks(1, 'POST', `/${id}/replay`, { eventIds: [events[0].id] })
   t.same([first.status, first.json.data], [200, { queued: 1, through: events[0].sequence }])
@@ -103,10 +103,10 @@ t.test('replays: one at a time per endpoint, never past the pending cap; a full 
   t.equal(second.status, 409)
   t.match(second.json, { code: WebhookCode.replayPending, message: /still being delivered.*then replay again/ })
   t.equal(await pending(m, id), 1, 'nothing more queued')
-  await m.database.sql`update webhook_deliveries set status = 'DELIVERED' where endpoint_id = ${id}`
+  await m.database.sql`update deliveries set status = 'DELIVERED' where subscription_id = ${id}`
   const third = await m.webhooks(1, 'POST', `/${id}/replay`, { after: '0' })
   t.same([third.status, third.json.data.queued], [200, 3], 'the previous replay delivered: the next one goes')
-  await m.database.sql`update webhook_deliveries set status = 'DELIVERED' where endpoint_id = ${id}`
+  await m.database.sql`update deliveries set status = 'DELIVERED' where subscription_id = ${id}`
 
   // Full: replays refused, dispatch leaves the cursor where it is.
   await fill(m, id, 1, events[0].sequence, MAX_PENDING_DELIVERIES)
@@ -116,7 +116,7 @@ t.test('replays: one at a time per endpoint, never past the pending cap; a full 
     t.match(full.json, { code: WebhookCode.queueFull, message: new RegExp(`${MAX_PENDING_DELIVERIES} deliveries pending.*wait until`) })
   }
   const cursor = async (): Promise<string> =>
-    (await m.database.sql`select last_sequence::text as s from webhook_endpoints where id = ${id}`)[0].s
+    (await m.database.sql`select last_sequence::text as s from subscriptions where id = ${id}`)[0].s
   const before = await cursor()
   await m.place([{ orderId: 8804, seller: 1 }, { orderId: 8805, seller: 1 }])
   t.same(await dispatchEvents(m.database.db), { queued: 0, busy: 0, full: [id] }, 'nothing queued at the cap')
@@ -124,8 +124,8 @@ t.test('replays: one at a time per endpoint, never past the pending cap; a full 
 
   // The queue drains by one: the first new placement fits; by two more: the other, and there is room for one.
   const drain = async (n: number): Promise<void> => {
-    await m.database.sql`update webhook_deliveries set status = 'DELIVERED'
-      where id in (select id from webhook_deliveries where endpoint_id = ${id} and status = 'PENDING' order by id limit ${n})`
+    await m.database.sql`update deliveries set status = 'DELIVERED'
+      where id in (select id from deliveries where subscription_id = ${id} and status = 'PENDING' order by id limit ${n})`
   }
   await drain(1)
   t.same(await dispatchEvents(m.database.db), { queued: 1, busy: 0, full: [id] })
@@ -153,16 +153,16 @@ t.test('a claim never sent (a killed worker) costs no attempt: its lease ends, a
   const [claimed] = await claimDeliveries(m.database.db, 10, 60_000)
   t.equal(claimed.attempt, 1)
   t.same(await claimDeliveries(m.database.db, 10, 60_000), [], 'leased: not claimed twice')
-  const [held] = await m.database.sql`select attempts, leased_until > now() as leased from webhook_deliveries`
+  const [held] = await m.database.sql`select attempts, leased_until > now() as leased from deliveries`
   t.same(held, { attempts: 0, leased: true }, 'the claim counted nothing')
   // The worker dies: nothing is recorded, nothing released. Its lease ends.
-  await m.database.sql`update webhook_deliveries set leased_until = now() - interval '1 second'`
+  await m.database.sql`update deliveries set leased_until = now() - interval '1 second'`
   await m.deliverer()
   await until(t, 'delivered', () => receiver.delivered.length === 1)
   await allRecorded(t, m)
-  const attempts = await m.database.sql`select attempt, succeeded from webhook_attempts order by id`
+  const attempts = await m.database.sql`select attempt, succeeded from delivery_attempts order by id`
   t.same(attempts, [{ attempt: 1, succeeded: true }], 'attempt 1 in the log, none lost')
-  const [row] = await m.database.sql`select attempts, leased_until from webhook_deliveries`
+  const [row] = await m.database.sql`select attempts, leased_until from deliveries`
   t.same(row, { attempts: 1, leased_until: null }, 'the delivery\'s attempts match the log, the lease cleared')
 })
 
@@ -182,7 +182,7 @@ t.test('a rotation between claim and send: the attempt carries the new secret\'s
       if (prop !== 'execute') return Reflect.get(target, prop, receiver)
       return async (query: SQL) => {
         const rows = await target.execute(query)
-        if (rows.length > 0 && dialect.sqlToQuery(query).sql.includes('from due join webhook_deliveries q')) {
+        if (rows.length > 0 && dialect.sqlToQuery(query).sql.includes('from due join deliveries q')) {
           rotated ??= m.webhooks(1, 'POST', `/${id}/rotate-secret`).then((r) => { secrets = [r.json.data.secret] })
           await rotated
         }

@@ -89,8 +89,8 @@ t.test('a narrowed key\'s endpoint is delivered its stores\' orders\' events and
   await until(t, 'order 5006 at the narrowed endpoint', () => inStore.delivered.some((d) => d.orderId === '5006'))
   await until(t, 'order 5005 at the whole seller\'s endpoint', () => whole.delivered.some((d) => d.orderId === '5005'))
   t.same(inStore.delivered.slice(before).map((d) => d.orderId), ['5006'])
-  const [{ n }] = await m.database.sql`select count(*)::int as n from webhook_deliveries
-    where endpoint_id = ${madeNarrowed.json.data.id}::uuid and order_id in (5002, 5004, 5005)`
+  const [{ n }] = await m.database.sql`select count(*)::int as n from deliveries
+    where subscription_id = ${madeNarrowed.json.data.id}::uuid and order_id in (5002, 5004, 5005)`
   t.equal(n, 0, 'nothing of store B was ever queued for it')
 })
 
@@ -110,7 +110,7 @@ t.test('a replay queues nothing outside the endpoint\'s scope; an id outside it 
   t.equal(inA.length, 3)
   t.equal(inB.length, 2)
   const queuedFor = async (id: string) => (await m.database.sql<Array<{ sequence: string }>>`
-    select sequence::text as sequence from webhook_deliveries where endpoint_id = ${id}::uuid order by sequence`)
+    select sequence::text as sequence from deliveries where subscription_id = ${id}::uuid order by sequence`)
     .map((r) => r.sequence)
 
   // after: the endpoint's stores' events only (no deliverer runs here: every row is the replay's).
@@ -119,7 +119,7 @@ t.test('a replay queues nothing outside the endpoint\'s scope; an id outside it 
   t.same(after.json.data, { queued: 3, through: inA[2].sequence })
   t.same(await queuedFor(N), inA.map((e) => e.sequence))
   // One replay at a time per endpoint: the last one's rows are taken as delivered before each next one.
-  const settle = () => m.database.sql`update webhook_deliveries set status = 'DELIVERED' where replay and status = 'PENDING'`
+  const settle = () => m.database.sql`update deliveries set status = 'DELIVERED' where replay and status = 'PENDING'`
   await settle()
   const afterB = await narrowed('POST', `/${N}/replay`, { after: inA[2].sequence })
   t.same(afterB.json.data, { queued: 0, through: null }, 'after the last of its stores\' events: nothing, though store B\'s follow')

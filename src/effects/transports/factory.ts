@@ -3,10 +3,13 @@ import { ConfigError, type Config } from '../../config.js'
 import type { NotificationChannel } from '../jobs.js'
 import { logTransport } from './log.js'
 import type { NotificationTransport } from './types.js'
-import { webhookTransport } from './webhook.js'
 import { whatsappCloudTransport } from './whatsapp-cloud.js'
 
-/** The transport of each channel as configured; throws a ConfigError naming what a chosen transport lacks. */
+/**
+ * The transport of each notification channel as configured; throws a ConfigError naming what a chosen
+ * transport lacks. `webhook` is no longer a channel's transport: the operator's endpoint (WEBHOOK_URL) is a
+ * subscription of its own that hears every event once (CHANGELOG, Breaking).
+ */
 export function createTransports (config: Config, logger: Logger): Record<NotificationChannel, NotificationTransport> {
   const made = new Map<string, NotificationTransport>()
   const pick = (kind: 'log' | 'webhook' | 'whatsapp-cloud', variable: string): NotificationTransport => {
@@ -14,12 +17,8 @@ export function createTransports (config: Config, logger: Logger): Record<Notifi
     if (existing) return existing
     let transport: NotificationTransport
     if (kind === 'webhook') {
-      if (!config.WEBHOOK_URL || !config.WEBHOOK_SECRET) {
-        throw new ConfigError(`Invalid configuration: ${variable}=webhook needs WEBHOOK_URL and WEBHOOK_SECRET (at least 16 characters)`)
-      }
-      transport = webhookTransport({
-        url: config.WEBHOOK_URL, secret: config.WEBHOOK_SECRET, timeoutMs: config.WEBHOOK_TIMEOUT_MS
-      })
+      throw new ConfigError(`Invalid configuration: ${variable}=webhook was removed: set WEBHOOK_URL and WEBHOOK_SECRET, ` +
+        'and every event of every seller is sent there once, signed the Standard Webhooks way (CHANGELOG: Breaking)')
     } else if (kind === 'whatsapp-cloud') {
       if (!config.WHATSAPP_PHONE_NUMBER_ID || !config.WHATSAPP_ACCESS_TOKEN) {
         throw new ConfigError(`Invalid configuration: ${variable}=whatsapp-cloud needs WHATSAPP_PHONE_NUMBER_ID and WHATSAPP_ACCESS_TOKEN`)

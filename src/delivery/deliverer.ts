@@ -7,16 +7,23 @@ import {
   claimDeliveries, nextDueInMs, readSecrets, recordAttempts, releaseClaims, type AttemptResult, type ClaimedDelivery,
   type EndpointSecrets
 } from './deliveries.js'
-import { eventId } from './event-body.js'
+import { eventId, readEventBodies } from '../events/event-body.js'
 import { retryWaitMs } from './retry-schedule.js'
-import type { SecretBox } from './secret-box.js'
+import type { SecretBox } from '../webhooks/secret-box.js'
 import type { Tracing } from '../tracing/tracing.js'
 import { createWebhookSender, type SendOptions } from '../outbound/send-webhook.js'
-import { standardWebhookHeaders } from '../outbound/standard-signature.js'
+import { standardWebhookHeaders, type SigningSecret } from '../outbound/standard-signature.js'
 import type { LookupFunction } from 'node:net'
+import { notificationOf } from '../effects/notification.js'
+import { PermanentDeliveryError, type NotificationTransport } from '../effects/transports/types.js'
+import type { NotificationChannel } from '../effects/jobs.js'
 
 /*
- * The loop that pushes the sellers' events to their endpoints, in each worker process. It wakes on a
+ * The one deliverer: the loop that pushes the events of the log to every subscription (a seller's endpoint,
+ * the operator's endpoint, a notification channel: db/schema.ts subscriptions), in each worker process. Each
+ * attempt goes out through its kind's sender: an HTTP POST signed the Standard Webhooks way (the sellers' and
+ * the operator's endpoints), or the channel's notification transport (the log, WhatsApp Cloud). One queue,
+ * one retry schedule, one delivery log and the same metrics for all. It wakes on a
  * notification (the seller_events trigger, migration 0014, NOTIFY at commit), not on a poll: queues the new
  * events (dispatch.ts), then keeps up to `concurrency` attempts in flight, claiming more as slots free and
  * as finished attempts let an order's next event go. Results are written in batches, one statement for
@@ -24,11 +31,19 @@ import type { LookupFunction } from 'node:net'
  * sweep after LISTEN reconnects) covers a notification lost while the listening connection was down.
  */
 
+/** The operator's endpoint for every seller, as configured (WEBHOOK_URL, WEBHOOK_SECRET). */
+export interface OperatorEndpoint { url: string, key: Uint8Array }
+
 export interface DelivererOptions {
   db: Db
   /** A session-level connection for LISTEN (not through a transaction pooler). */
   sessionUrl: string
-  box: SecretBox
+  /** Opens the sellers' endpoints' secrets; null where none can be read (no WEBHOOK_SECRETS_KEY in production). */
+  box: SecretBox | null
+  /** The operator's endpoint; null when this worker's configuration has none. */
+  operator: OperatorEndpoint | null
+  /** Each notification channel's transport. */
+  channels: Record<NotificationChannel, NotificationTransport>
   logger: Logger
   concurrency: number
   timeoutMs: number
@@ -55,7 +70,7 @@ const BUSY_RETRY_MS = 50
 /** Never look again sooner than this when due rows could not be claimed (another deliverer holds them). */
 const MIN_WAIT_MS = 50
 
-export class WebhookDeliverer {
+export class Deliverer {
   private readonly sender = createWebhookSender()
   private readonly stopController = new AbortController()
   private listener: pg.Client | null = null
@@ -67,6 +82,8 @@ export class WebhookDeliverer {
   private dispatchDue = true
   private inFlight = 0
   private readonly finished: AttemptResult[] = []
+  /** Attempts ended and not yet written: not in flight, so not counted against their subscription's cap. */
+  private readonly unwritten = new Set<string>()
   /** Claimed, not yet started (see pump). */
   private readonly ready: ClaimedDelivery[] = []
   /** A batch's secrets being read (see startReady), and whether slots freed meanwhile. */
@@ -172,7 +189,7 @@ export class WebhookDeliverer {
       const room = this.options.concurrency * 2 - this.inFlight - this.ready.length
       if (room <= 0 || this.ready.length >= this.options.concurrency) return
       const leaseMs = this.options.timeoutMs + 10_000
-      const claimed = await claimDeliveries(this.options.db, room, leaseMs)
+      const claimed = await claimDeliveries(this.options.db, room, leaseMs, [...this.unwritten])
       this.ready.push(...claimed)
       this.startReady()
       if (claimed.length === room) this.again = true
@@ -204,17 +221,22 @@ export class WebhookDeliverer {
     const batch = this.ready.splice(0, n)
     this.starting = true
     this.hold(batch.length)
-    readSecrets(this.options.db, [...new Set(batch.map((d) => d.endpointId))]).then((secrets) => {
+    const endpoints = [...new Set(batch.filter((d) => d.kind === 'seller-webhook').map((d) => d.subscriptionId))]
+    Promise.all([
+      endpoints.length === 0 ? new Map<string, EndpointSecrets>() : readSecrets(this.options.db, endpoints),
+      readEventBodies(this.options.db, batch)
+    ]).then(([secrets, bodies]) => {
       // Stopping meanwhile: given back with the rest claimed ahead (stop waits for the slots held here).
       if (!this.running) this.ready.unshift(...batch)
       for (const d of batch) {
-        const sealed = secrets.get(d.endpointId)
+        const sealed = secrets.get(d.subscriptionId)
         // An endpoint deleted since the claim: its deliveries went with it.
-        if (this.running && sealed !== undefined) this.send(d, sealed)
-        else this.free()
+        if (this.running && (d.kind !== 'seller-webhook' || sealed !== undefined)) {
+          this.send(d, bodies.get(`${d.sellerId}:${d.sequence}`) ?? null, sealed)
+        } else this.free()
       }
     }, (err: Error) => {
-      this.options.logger.warn({ err: err.message, deliveries: batch.length }, 'webhook secrets not read: starting again shortly')
+      this.options.logger.warn({ err: err.message, deliveries: batch.length }, 'deliveries not started (secrets or events not read): starting again shortly')
       this.ready.unshift(...batch)
       for (let i = 0; i < batch.length; i++) this.free()
       setTimeout(() => this.startReady(), 1000).unref()
@@ -239,14 +261,15 @@ export class WebhookDeliverer {
   }
 
   /** Sends in a slot held by startReady. */
-  private send (delivery: ClaimedDelivery, sealed: EndpointSecrets): void {
-    this.tracedAttempt(delivery, sealed).then((result) => {
+  private send (delivery: ClaimedDelivery, body: string | null, sealed: EndpointSecrets | undefined): void {
+    this.tracedAttempt(delivery, body, sealed).then((result) => {
       this.finished.push(result)
       this.options.onAttempt?.(result)
     }, (err: Error) => {
       // attempt() does not throw; should it, the lease brings the delivery back.
       this.options.logger.error({ err: err.message, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly')
     }).finally(() => {
+      this.unwritten.add(delivery.id)
       this.free()
       this.startReady()
       // The free slot is refilled at once (with events of other orders: the claim holds back this order's
@@ -262,11 +285,12 @@ export class WebhookDeliverer {
    * may come hours later (a retry, a replay) and each is a trace of its own. An attempt sends one event.
    * The endpoint is named by id and host: its URL may hold a token, and the secret and body stay out.
    */
-  private async tracedAttempt (d: ClaimedDelivery, sealed: EndpointSecrets): Promise<AttemptResult> {
+  private async tracedAttempt (d: ClaimedDelivery, body: string | null, sealed: EndpointSecrets | undefined):
+  Promise<AttemptResult> {
     const tracing = this.options.tracing
-    if (!tracing) return await this.attempt(d, sealed)
+    if (!tracing) return await this.attempt(d, body, sealed)
     let host: string | undefined
-    try { host = new URL(d.url).hostname } catch {}
+    try { host = new URL(d.url ?? this.options.operator?.url ?? '').hostname } catch {}
     return await tracing.span('webhook delivery', {
       kind: 'client',
       root: true,
@@ -274,13 +298,14 @@ export class WebhookDeliverer {
       attributes: {
         'http.request.method': 'POST',
         'server.address': host,
-        'order_exchange.webhook.endpoint_id': d.endpointId,
+        'order_exchange.webhook.endpoint_id': d.subscriptionId,
+        'order_exchange.delivery.kind': d.kind,
         'order_exchange.webhook.delivery_id': d.id,
         'order_exchange.webhook.event_id': eventId(d.sellerId, d.sequence),
         'order_exchange.webhook.attempt': d.attempt
       }
     }, async (span) => {
-      const result = await this.attempt(d, sealed)
+      const result = await this.attempt(d, body, sealed)
       const outcome = result.succeeded ? 'delivered' : result.gone ? 'gone' : result.retryInMs === null ? 'given_up' : 'failed'
       span.setAttribute('order_exchange.webhook.outcome', outcome)
       if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus)
@@ -289,52 +314,83 @@ export class WebhookDeliverer {
     })
   }
 
-  private async attempt (d: ClaimedDelivery, sealed: EndpointSecrets): Promise<AttemptResult> {
-    const base = { id: d.id, endpointId: d.endpointId, attempt: d.attempt }
-    if (d.body === null) {
-      return {
-        ...base,
-        succeeded: false,
-        httpStatus: null,
-        error: 'event no longer kept (EVENT_RETENTION_DAYS): given up',
-        durationMs: 0,
-        answer: '',
-        retryInMs: null,
-        gone: false
+  private async attempt (d: ClaimedDelivery, body: string | null, sealed: EndpointSecrets | undefined):
+  Promise<AttemptResult> {
+    const base = { id: d.id, subscriptionId: d.subscriptionId, kind: d.kind, attempt: d.attempt }
+    const failed = (error: string, retry: boolean): AttemptResult => ({
+      ...base,
+      succeeded: false,
+      httpStatus: null,
+      error,
+      durationMs: 0,
+      answer: '',
+      retryInMs: retry ? this.retryWait(d.attempt, null) : null,
+      gone: false
+    })
+    if (body === null) return failed('event no longer kept (EVENT_RETENTION_DAYS): given up', false)
+    if (d.kind === 'seller-webhook' || d.kind === 'operator-webhook') {
+      let target: { url: string, secrets: SigningSecret[], allowPrivateNetworks: boolean }
+      if (d.kind === 'operator-webhook') {
+        const operator = this.options.operator
+        if (operator === null) return failed('WEBHOOK_URL is not set in this worker\'s configuration', true)
+        target = { url: operator.url, secrets: [operator.key], allowPrivateNetworks: true }
+      } else {
+        const secrets = this.openSecrets(d.subscriptionId, sealed)
+        // Sealed under another WEBHOOK_SECRETS_KEY (changed without re-keying) or damaged: nothing can be
+        // signed. A failed attempt in the log says so, and the schedule (and the five-day rule) apply.
+        if (secrets === null) return failed('the endpoint\'s secret cannot be read: was WEBHOOK_SECRETS_KEY changed?', true)
+        target = { url: d.url ?? '', secrets, allowPrivateNetworks: this.options.allowPrivateNetworks }
       }
+      return await this.post(d, base, target, body)
     }
-    let secrets: string[]
+    const channel = d.kind.slice('notify-'.length) as NotificationChannel
+    const transport = this.options.channels[channel]
+    const notification = notificationOf(body, channel, d.sellerName)
+    if (notification === null) return failed('its order no longer exists: nothing to tell', false)
+    const started = performance.now()
     try {
-      secrets = [this.options.box.open(d.endpointId, sealed.secret)]
-      if (sealed.previousSecret !== null) secrets.push(this.options.box.open(d.endpointId, sealed.previousSecret))
-    } catch {
-      // Sealed under another WEBHOOK_SECRETS_KEY (changed without re-keying) or damaged: nothing can be
-      // signed. A failed attempt in the log says so, and the schedule (and the five-day rule) apply.
-      return {
-        ...base,
-        succeeded: false,
-        httpStatus: null,
-        error: 'the endpoint\'s secret cannot be read: was WEBHOOK_SECRETS_KEY changed?',
-        durationMs: 0,
-        answer: '',
-        retryInMs: (this.options.retryWait ?? retryWaitMs)(d.attempt, null),
-        gone: false
-      }
+      await transport.send(notification, this.stopController.signal)
+    } catch (err) {
+      const result = failed(`${transport.name}: ${(err as Error).message}`, !(err instanceof PermanentDeliveryError))
+      return { ...result, durationMs: Math.round(performance.now() - started) }
     }
+    return { ...base, succeeded: true, httpStatus: null, error: null, durationMs: Math.round(performance.now() - started), answer: '', retryInMs: null, gone: false }
+  }
+
+  private retryWait (attempt: number, retryAfterMs: number | null): number | null {
+    return (this.options.retryWait ?? retryWaitMs)(attempt, retryAfterMs)
+  }
+
+  /** A seller's endpoint's secrets, opened (null when they cannot be). */
+  private openSecrets (id: string, sealed: EndpointSecrets | undefined): string[] | null {
+    const box = this.options.box
+    if (box === null || sealed === undefined) return null
+    try {
+      const secrets = [box.open(id, sealed.secret)]
+      if (sealed.previousSecret !== null) secrets.push(box.open(id, sealed.previousSecret))
+      return secrets
+    } catch {
+      return null
+    }
+  }
+
+  /** POSTs the event, signed with every secret, through the one HTTP sender. */
+  private async post (d: ClaimedDelivery, base: Pick<AttemptResult, 'id' | 'subscriptionId' | 'kind' | 'attempt'>,
+    target: { url: string, secrets: SigningSecret[], allowPrivateNetworks: boolean }, body: string): Promise<AttemptResult> {
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'order-exchange-webhooks/2',
-      ...standardWebhookHeaders(eventId(d.sellerId, d.sequence), new Date(), d.body, secrets)
+      ...standardWebhookHeaders(eventId(d.sellerId, d.sequence), new Date(), body, target.secrets)
     }
     const options: SendOptions = {
-      allowPrivateNetworks: this.options.allowPrivateNetworks,
+      allowPrivateNetworks: target.allowPrivateNetworks,
       timeoutMs: this.options.timeoutMs,
       maxAnswerBytes: MAX_ANSWER_BYTES,
       stop: this.stopController.signal,
       ...(this.options.lookup ? { lookup: this.options.lookup } : {})
     }
-    const sent = await this.sender.send(d.url, headers, d.body, options)
-    const gone = sent.status === 410
+    const sent = await this.sender.send(target.url, headers, body, options)
+    const gone = sent.status === 410 && d.kind === 'seller-webhook'
     return {
       ...base,
       succeeded: sent.delivered,
@@ -342,7 +398,7 @@ export class WebhookDeliverer {
       error: sent.error,
       durationMs: Math.round(sent.durationMs),
       answer: sent.answerHead,
-      retryInMs: sent.delivered || gone ? null : (this.options.retryWait ?? retryWaitMs)(d.attempt, sent.retryAfterMs),
+      retryInMs: sent.delivered || gone ? null : this.retryWait(d.attempt, sent.retryAfterMs),
       gone
     }
   }
@@ -352,12 +408,15 @@ export class WebhookDeliverer {
     while (this.flushing) await this.flushing
     if (this.finished.length === 0) return
     const batch = this.finished.splice(0)
-    // An endpoint at its cap of pending deliveries has room again once one is finished: dispatch resumes.
-    if (batch.some((r) => r.retryInMs === null && this.full.has(r.endpointId))) this.dispatchDue = true
+    // A subscription at its cap of pending deliveries has room again once one is finished: dispatch resumes.
+    if (batch.some((r) => r.retryInMs === null && this.full.has(r.subscriptionId))) this.dispatchDue = true
     this.flushing = recordAttempts(this.options.db, batch).catch((err: Error) => {
       // Not written: the deliveries come due again when their lease ends and are sent again (at least once).
-      this.options.logger.warn({ err: err.message, attempts: batch.length }, 'webhook attempts not recorded: they will be retried')
-    }).finally(() => { this.flushing = null })
+      this.options.logger.warn({ err: err.message, attempts: batch.length }, 'delivery attempts not recorded: they will be retried')
+    }).finally(() => {
+      for (const r of batch) this.unwritten.delete(r.id)
+      this.flushing = null
+    })
     await this.flushing
   }
 }

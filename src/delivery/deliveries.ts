@@ -1,14 +1,14 @@
 import { sql } from 'drizzle-orm'
 import type { Db } from '../db/client.js'
+import type { SubscriptionKind } from '../db/schema.js'
 import { recordSellerEvent } from '../events/record-events.js'
-import { EVENT_BODY_TEXT } from './event-body.js'
 import { shownUrl } from '../outbound/shown-url.js'
 
 /*
- * The delivery queue's statements (webhook_deliveries, see db/schema.ts): claiming what is due, and
+ * The delivery queue's statements (deliveries, see db/schema.ts): claiming what is due, and
  * writing down what the attempts gave. The deliverer (deliverer.ts) sends in between.
  *
- * Per order, in order: a delivery is claimable only when no earlier delivery of the same endpoint and
+ * Per order, in order: a delivery is claimable only when no earlier delivery of the same subscription and
  * order is still PENDING (queued, in flight or waiting for a retry). A claim leaves the row PENDING with a
  * lease (`leased_until`, past the attempt's deadline), so the order's later events stay behind it, and a
  * deliverer that dies mid-attempt leaves a row that simply comes due again when the lease ends: at least
@@ -17,26 +17,33 @@ import { shownUrl } from '../outbound/shown-url.js'
  * An attempt counts when it is written (recordAttempts), not when it is claimed: a lease that ends unsent
  * (a killed worker's rows claimed ahead) costs the delivery nothing, and the log has every attempt number.
  *
- * Fair across endpoints: one endpoint may have at most ENDPOINT_IN_FLIGHT deliveries leased at a time,
- * counted from the leases of every deliverer, and a claim takes its rows round robin (each endpoint's
- * first due row, then each one's second, ...), so an endpoint that hangs with thousands queued holds four
- * slots, not the whole pool. Two deliverers claiming in the same instant may each see the other's leases
+ * Fair across subscriptions: one may have at most its IN_FLIGHT deliveries leased at a time, counted from
+ * the leases of every deliverer (less the attempts a deliverer has finished and not yet written), and a
+ * claim takes its rows round robin (each subscription's first due row, then each one's second, ...), so an
+ * endpoint that hangs with thousands queued holds four slots, not the whole pool. Two deliverers claiming in the same instant may each see the other's leases
  * not yet committed: the cap is then per deliverer for that moment, and the next claims see them all.
  */
 
-/** At most this many deliveries of one endpoint in flight (leased), across all deliverers. */
-export const ENDPOINT_IN_FLIGHT = 4
+/**
+ * At most this many deliveries of one subscription in flight, across all deliverers: a seller's endpoint 4;
+ * the operator's endpoint and the notification channels carry every seller's events, and are the operator's
+ * own (one dead seller endpoint must not slow them, nor they a seller's).
+ */
+export const IN_FLIGHT = { seller: 4, shared: 32 } as const
+const IN_FLIGHT_OF = sql.raw(`(case when w.kind = 'seller-webhook' then ${IN_FLIGHT.seller} else ${IN_FLIGHT.shared} end)`)
 
 export type ClaimedDelivery = {
   id: string
-  endpointId: string
+  subscriptionId: string
+  kind: SubscriptionKind
   sellerId: number
   sequence: string
   /** The number this attempt will have: the attempts written so far + 1. */
   attempt: number
-  url: string
-  /** Null when the event is no longer kept (retention removed it before it could be sent). */
-  body: string | null
+  /** A seller's endpoint's URL (the other kinds' addresses are the configuration's). */
+  url: string | null
+  /** The seller's name, for a notification's text. */
+  sellerName: string
   /**
    * The sampled span that recorded the event (seller_events.traceparent), for the attempt's span to link
    * to; never sent. Null when there was none, or the event is no longer kept.
@@ -44,47 +51,51 @@ export type ClaimedDelivery = {
   traceparent: string | null
 }
 
-/** Not in flight: never leased, or its lease ended (`d` a webhook_deliveries row). */
+/** Not in flight: never leased, or its lease ended (`d` a deliveries row). */
 const UNLEASED = sql`(d.leased_until is null or d.leased_until <= now())`
 
 /**
- * Claims up to `limit` due deliveries for an attempt that may take `leaseMs`: of each enabled endpoint the
- * due heads of their orders, oldest first, as many as its room under ENDPOINT_IN_FLIGHT, taken by rank
- * (every endpoint's first before anyone's second) then due time.
+ * Claims up to `limit` due deliveries for an attempt that may take `leaseMs`: of each enabled subscription the
+ * due heads of their orders, oldest first, as many as its room under IN_FLIGHT, taken by rank (every
+ * subscription's first before anyone's second) then due time. `finished` are this deliverer's attempts that
+ * ended and are not yet written: their leases do not count against the room (they are not in flight), and
+ * their rows stay unclaimable until written.
  */
-export async function claimDeliveries (db: Db, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries (db: Db, limit: number, leaseMs: number, finished: readonly string[] = []):
+Promise<ClaimedDelivery[]> {
   return await db.execute<ClaimedDelivery>(sql`
     with ep as materialized (
-      select w.id, ${ENDPOINT_IN_FLIGHT}::int - (select count(*)::int from webhook_deliveries l
-        where l.endpoint_id = w.id and l.status = 'PENDING' and l.leased_until > now()) as room
-      from webhook_endpoints w where w.status = 'ENABLED'
+      select w.id, ${IN_FLIGHT_OF} - (select count(*)::int from deliveries l
+        where l.subscription_id = w.id and l.status = 'PENDING' and l.leased_until > now()
+          and l.id <> all(${sql.param(finished)}::bigint[])) as room
+      from subscriptions w where w.status = 'ENABLED'
     ), ranked as (
       select c.id, c.next_attempt_at,
-        row_number() over (partition by c.endpoint_id order by c.next_attempt_at, c.id) as rank
+        row_number() over (partition by c.subscription_id order by c.next_attempt_at, c.id) as rank
       from ep cross join lateral (
-        select d.id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
-        where d.endpoint_id = ep.id and d.status = 'PENDING' and d.next_attempt_at <= now() and ${UNLEASED}
+        select d.id, d.subscription_id, d.next_attempt_at from deliveries d
+        where d.subscription_id = ep.id and d.status = 'PENDING' and d.next_attempt_at <= now() and ${UNLEASED}
           and (d.order_id is null or not exists (
-            select 1 from webhook_deliveries p
-            where p.endpoint_id = d.endpoint_id and p.order_id = d.order_id and p.status = 'PENDING' and p.id < d.id))
+            select 1 from deliveries p
+            where p.subscription_id = d.subscription_id and p.order_id = d.order_id and p.status = 'PENDING' and p.id < d.id))
         order by d.next_attempt_at, d.id limit greatest(ep.room, 0)
       ) c
     ), due as (
       -- Locked after the pick (a window cannot be locked): what another claim took meanwhile is skipped or,
       -- changed since this statement's snapshot, checked again.
-      select d.id from webhook_deliveries d
+      select d.id from deliveries d
       where d.id in (select id from ranked order by rank, next_attempt_at, id limit ${limit}::int)
         and d.status = 'PENDING' and ${UNLEASED}
       for update skip locked
     )
-    update webhook_deliveries d set leased_until = now() + make_interval(secs => ${leaseMs / 1000}::float8)
-    from due join webhook_deliveries q on q.id = due.id
-      join webhook_endpoints w on w.id = q.endpoint_id
+    update deliveries d set leased_until = now() + make_interval(secs => ${leaseMs / 1000}::float8)
+    from due join deliveries q on q.id = due.id
+      join subscriptions w on w.id = q.subscription_id
+      join sellers s on s.id = q.seller_id
       left join seller_events e on e.seller_id = q.seller_id and e.sequence = q.sequence
     where d.id = due.id
-    returning d.id::text as id, d.endpoint_id::text as "endpointId", d.seller_id as "sellerId",
-      d.sequence::text as sequence, d.attempts + 1 as attempt, w.url,
-      case when e.sequence is null then null else ${EVENT_BODY_TEXT} end as body, e.traceparent`)
+    returning d.id::text as id, d.subscription_id::text as "subscriptionId", w.kind, d.seller_id as "sellerId",
+      d.sequence::text as sequence, d.attempts + 1 as attempt, w.url, s.name as "sellerName", e.traceparent`)
 }
 
 /** An endpoint's secrets as they are now: the current one, and the one before a rotation while it still signs. */
@@ -98,33 +109,33 @@ export async function readSecrets (db: Db, endpointIds: readonly string[]): Prom
   const rows = await db.execute<EndpointSecrets & { id: string }>(sql`
     select id::text as id, secret,
       case when previous_secret_until > now() then previous_secret end as "previousSecret"
-    from webhook_endpoints where id = any(${sql.param(endpointIds)}::uuid[])`)
+    from subscriptions where id = any(${sql.param(endpointIds)}::uuid[])`)
   return new Map(rows.map(({ id, ...secrets }) => [id, secrets]))
 }
 
 /** Gives back claims that were never attempted (a deliverer stopping): due at once, nothing counted. */
 export async function releaseClaims (db: Db, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return
-  await db.execute(sql`update webhook_deliveries set leased_until = null
+  await db.execute(sql`update deliveries set leased_until = null
     where id = any(${sql.param(ids)}::bigint[]) and status = 'PENDING'`)
 }
 
 /**
  * Milliseconds until the next delivery may be claimed (0: one is due now), or null when none waits. Per
- * endpoint: the first lease to end (its row is claimable again), and, below the in-flight cap, the first
+ * subscription: the first lease to end (its row is claimable again), and, below the in-flight cap, the first
  * unleased row's due time; at the cap its due rows wait for a lease to end (a result written wakes the
  * deliverer that holds it sooner).
  */
 export async function nextDueInMs (db: Db): Promise<number | null> {
   const [row] = await db.execute<{ ms: number | null }>(sql`
     select greatest(0, extract(epoch from min(
-      case when f.leased >= ${ENDPOINT_IN_FLIGHT}::int then f.lease_ends else least(f.lease_ends, (
-        select d.next_attempt_at from webhook_deliveries d
-        where d.endpoint_id = w.id and d.status = 'PENDING' and ${UNLEASED}
+      case when f.leased >= ${IN_FLIGHT_OF} then f.lease_ends else least(f.lease_ends, (
+        select d.next_attempt_at from deliveries d
+        where d.subscription_id = w.id and d.status = 'PENDING' and ${UNLEASED}
         order by d.next_attempt_at limit 1)) end) - now()) * 1000)::float8 as ms
-    from webhook_endpoints w cross join lateral (
-      select count(*)::int as leased, min(l.leased_until) as lease_ends from webhook_deliveries l
-      where l.endpoint_id = w.id and l.status = 'PENDING' and l.leased_until > now()
+    from subscriptions w cross join lateral (
+      select count(*)::int as leased, min(l.leased_until) as lease_ends from deliveries l
+      where l.subscription_id = w.id and l.status = 'PENDING' and l.leased_until > now()
     ) f
     where w.status = 'ENABLED'`)
   return row?.ms ?? null
@@ -132,7 +143,8 @@ export async function nextDueInMs (db: Db): Promise<number | null> {
 
 export interface AttemptResult {
   id: string
-  endpointId: string
+  subscriptionId: string
+  kind: SubscriptionKind
   attempt: number
   succeeded: boolean
   httpStatus: number | null
@@ -141,7 +153,7 @@ export interface AttemptResult {
   answer: string
   /** Wait before the next attempt; null: no more (delivered, or given up). */
   retryInMs: number | null
-  /** The endpoint answered 410 Gone: it is disabled. */
+  /** A seller's endpoint answered 410 Gone: it is disabled. */
   gone: boolean
 }
 
@@ -149,9 +161,11 @@ export interface AttemptResult {
 export const FAILING_DAYS = 5
 
 /**
- * Writes down a set of attempts: the log rows, each delivery's new state, and the endpoints' health (a
- * success clears `failing_since`; failing five days, or a 410, disables the endpoint and records a
- * `webhook.endpoint_disabled` event in its seller's log, which its other endpoints and the feed get).
+ * Writes down a set of attempts: the log rows, each delivery's new state, and the sellers' endpoints' health
+ * (a success clears `failing_since`; failing five days, or a 410, disables the endpoint and records a
+ * `webhook.endpoint_disabled` event in its seller's log, which its other endpoints and the feed get). The
+ * operator's endpoint and the notification channels are the configuration's: they retry, and are never
+ * disabled by their answers.
  */
 export async function recordAttempts (db: Db, results: readonly AttemptResult[]): Promise<void> {
   if (results.length === 0) return
@@ -170,30 +184,31 @@ export async function recordAttempts (db: Db, results: readonly AttemptResult[])
       select * from json_to_recordset(${JSON.stringify(rows)}::json) as r(id bigint, attempt int, ok boolean, http int,
         error text, ms int, answer text, retry float8)
     ), logged as (
-      insert into webhook_attempts (endpoint_id, delivery_id, seller_id, sequence, type, attempt, succeeded, http_status,
+      insert into delivery_attempts (subscription_id, delivery_id, seller_id, sequence, type, attempt, succeeded, http_status,
         error, duration_ms, answer_head)
-      select d.endpoint_id, d.id, d.seller_id, d.sequence, d.type, r.attempt, r.ok, r.http, r.error, r.ms, r.answer
-      from r join webhook_deliveries d on d.id = r.id
+      select d.subscription_id, d.id, d.seller_id, d.sequence, d.type, r.attempt, r.ok, r.http, r.error, r.ms, r.answer
+      from r join deliveries d on d.id = r.id
       order by r.id
     )
-    update webhook_deliveries d set
+    update deliveries d set
       -- The attempt counts now that it was made (the claim only leased the row).
       attempts = greatest(d.attempts, r.attempt), leased_until = null,
-      status = (case when r.ok then 'DELIVERED' when r.retry is null then 'FAILED' else 'PENDING' end)::webhook_delivery_status,
+      status = (case when r.ok then 'DELIVERED' when r.retry is null then 'FAILED' else 'PENDING' end)::delivery_status,
       next_attempt_at = case when r.retry is null then d.next_attempt_at else now() + make_interval(secs => r.retry / 1000) end,
       finished_at = case when r.retry is null then now() end
     from r where d.id = r.id and d.status = 'PENDING'`)
 
-  const succeeded = unique(results.filter((r) => r.succeeded).map((r) => r.endpointId))
-  const failed = unique(results.filter((r) => !r.succeeded && !succeeded.includes(r.endpointId))
-    .map((r) => r.endpointId))
-  const gone = unique(results.filter((r) => r.gone).map((r) => r.endpointId))
+  const sellers = results.filter((r) => r.kind === 'seller-webhook')
+  const succeeded = unique(sellers.filter((r) => r.succeeded).map((r) => r.subscriptionId))
+  const failed = unique(sellers.filter((r) => !r.succeeded && !succeeded.includes(r.subscriptionId))
+    .map((r) => r.subscriptionId))
+  const gone = unique(sellers.filter((r) => r.gone).map((r) => r.subscriptionId))
   if (succeeded.length > 0) {
-    await db.execute(sql`update webhook_endpoints set failing_since = null
+    await db.execute(sql`update subscriptions set failing_since = null
       where id = any(${sql.param(succeeded)}::uuid[]) and failing_since is not null`)
   }
   if (failed.length > 0) {
-    await db.execute(sql`update webhook_endpoints set failing_since = now()
+    await db.execute(sql`update subscriptions set failing_since = now()
       where id = any(${sql.param(failed)}::uuid[]) and failing_since is null`)
     await disableEndpoints(db, sql`id = any(${sql.param(failed)}::uuid[])
       and failing_since < now() - make_interval(days => ${FAILING_DAYS}::int)`, `every attempt failed for ${FAILING_DAYS} days`)
@@ -205,11 +220,11 @@ export async function recordAttempts (db: Db, results: readonly AttemptResult[])
 
 /** Disables the enabled endpoints `which` selects, each with its event, one transaction per endpoint. */
 async function disableEndpoints (db: Db, which: ReturnType<typeof sql>, reason: string): Promise<void> {
-  const candidates = await db.execute<{ id: string }>(sql`select id::text as id from webhook_endpoints
+  const candidates = await db.execute<{ id: string }>(sql`select id::text as id from subscriptions
     where status = 'ENABLED' and ${which}`)
   for (const { id } of candidates) {
     await db.transaction(async (tx) => {
-      const [row] = await tx.execute<{ sellerId: number, url: string }>(sql`update webhook_endpoints
+      const [row] = await tx.execute<{ sellerId: number, url: string }>(sql`update subscriptions
         set status = 'DISABLED', disabled_reason = ${reason}, updated_at = now()
         where id = ${id}::uuid and status = 'ENABLED' returning seller_id as "sellerId", url`)
       if (row === undefined) return
