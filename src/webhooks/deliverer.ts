@@ -7,7 +7,7 @@ import {
   claimDeliveries, nextDueInMs, readSecrets, recordAttempts, releaseClaims, type AttemptResult, type ClaimedDelivery,
   type EndpointSecrets
 } from './deliveries.js'
-import { eventId } from './event-body.js'
+import { eventId } from '../events/event-body.js'
 import { retryWaitMs } from './retry-schedule.js'
 import type { SecretBox } from './secret-box.js'
 import type { Tracing } from '../tracing/tracing.js'

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import type { Db } from '../db/client.js'
 import { recordSellerEvent } from '../events/record-events.js'
-import { EVENT_BODY_TEXT } from './event-body.js'
+import { EVENT_BODY_TEXT } from '../events/event-body.js'
 import { shownUrl } from '../outbound/shown-url.js'
 
 /*
