@@ -7,7 +7,7 @@ import { TASKS, type AutoRejectPayload } from './effects/jobs.js'
 import { createPaymentGateway } from './effects/refunds/gateway.js'
 import { processRefundTask } from './effects/tasks/process-refund.js'
 import { startSupervisedWorker, type EffectsWorker } from './effects/worker.js'
-import { pruneContentChanges, pruneEvents, pruneWebhookLog } from './events/prune-events.js'
+import { pruneDeliveryLog, pruneEvents } from './events/prune-events.js'
 import type { NotificationChannel } from './effects/jobs.js'
 import type { NotificationTransport } from './effects/transports/types.js'
 import { applyOperatorEndpoint, operatorEndpointOf } from './delivery/shared-subscriptions.js'
@@ -44,10 +44,8 @@ export function effectsTasks (config: Config, database: Database, logger: Logger
     [TASKS.pruneEvents]: async () => {
       const pruned = await pruneEvents(database.db, config.EVENT_RETENTION_DAYS)
       if (pruned > 0) logger.info({ pruned, retentionDays: config.EVENT_RETENTION_DAYS }, 'events past their retention removed')
-      const webhookRows = await pruneWebhookLog(database.db, config.EVENT_RETENTION_DAYS)
-      if (webhookRows > 0) logger.info({ webhookRows }, 'webhook deliveries and attempts past the retention removed')
-      const changes = await pruneContentChanges(database.db)
-      if (changes > 0) logger.info({ changes }, 'content changes no base needs removed')
+      const deliveryRows = await pruneDeliveryLog(database.db, config.EVENT_RETENTION_DAYS)
+      if (deliveryRows > 0) logger.info({ deliveryRows }, 'deliveries and attempts past the retention removed')
     }
   }
   return {

@@ -10,7 +10,7 @@ import { FULL_ORDER_LIST_PATHS, FULL_ORDER } from '../orders/order-json.js'
 import { MAX_LIMIT } from '../paging/page-window.js'
 import type { EventListFilter } from './event-list-input.js'
 import { EVENT, type EventView } from './event-model.js'
-import { eventOrderListLengths, eventOrderText } from './event-order-text.js'
+import { EVENT_ORDER_TEXT, eventOrderJoin, eventOrdersCtes } from './event-order.js'
 import { EventFeedText } from './texts.js'
 
 /*
@@ -19,12 +19,12 @@ import { EventFeedText } from './texts.js'
  * with one snapshot. Because a seller's sequences become visible only in order (record-events.ts), a page
  * read now holds every event up to its last one: a reader that continues after `endCursor` misses nothing.
  *
- * An event's order was written when the event was recorded, with the full selection of spec 2.1–2.7
- * (orders/order-json.ts FULL_ORDER: the JSON the orders read answers its full document with; a small status
- * event, its base's with its own status, isActionable and updatedAt, event-order-text.ts), so the statement
- * splices that text when the query selects exactly that, in that order (as the contract's
- * OrderFull fragment and @order-exchange/client do); any other selection of it is answered by the standard
- * execution, which reads the stored order and lets graphql-js pick (PlanNotCovered below).
+ * An event's order is the order as it is now (event-order.ts), written in the same statement with the full
+ * selection of spec 2.1–2.7 (orders/order-json.ts FULL_ORDER: the JSON the orders read answers its full
+ * document with), once per order on the page. The statement writes it when the query selects exactly that,
+ * in that order (as the contract's OrderFull fragment and @order-exchange/client do); any other selection
+ * of it is answered by the standard execution, which reads the same full order and lets graphql-js pick
+ * (PlanNotCovered below).
  *
  * A cursor older than the oldest event kept (retention removed what followed it) is refused, naming the
  * oldest available sequence: the statement writes no body then, and says which that is.
@@ -35,13 +35,15 @@ export interface EventReader { sellerId: number, storeIds: number[] | null }
 
 const FULL_ORDER_KEY = JSON.stringify(FULL_ORDER)
 
-/** The `nodes` of one sub-selection: the page's events, in sequence order. */
+/** The `nodes` of one sub-selection: the page's events (`listed`), in sequence order. */
 function nodesText (entries: JsonEntry[]): SQL {
+  let order = false
   const node = planObject(entries, 'Event', scalarTexts(EVENT, 'p'), (field, sub) => {
-    if (field === 'order' && JSON.stringify(sub) === FULL_ORDER_KEY) return eventOrderText('p')
-    throw new PlanNotCovered(`Event.${field}`)
+    if (field !== 'order' || JSON.stringify(sub) !== FULL_ORDER_KEY) throw new PlanNotCovered(`Event.${field}`)
+    order = true
+    return EVENT_ORDER_TEXT
   })
-  return sql`(select ${arrayAggText(node, sql.raw('p.sequence'))} from picked p)`
+  return sql`(select ${arrayAggText(node, sql.raw('p.sequence'))} from listed p ${order ? eventOrderJoin('p') : sql``})`
 }
 
 /**
@@ -65,12 +67,15 @@ function selectsOrder (entries: JsonEntry[]): boolean {
     (value.entries ?? []).some((e) => e.value.kind === 'field' && e.value.name === 'order'))
 }
 
-/** The lengths of the page's lists, by path, for the GraphQL cost's bill (the orders' as stored with each event). */
+/**
+ * The lengths of the page's lists, by path, for the GraphQL cost's bill: counted on the orders as the page
+ * shows them, each event's order once per event (as the answer has it).
+ */
 function listLengthsText (entries: JsonEntry[]): SQL {
-  const counted: SQL[] = [sql.raw('\'nodes\', (select count(*) from picked)')]
+  const counted: SQL[] = [sql.raw('\'nodes\', (select count(*) from listed)')]
   if (selectsOrder(entries)) {
     FULL_ORDER_LIST_PATHS.forEach((path, i) => counted.push(sql`${sql.raw(`'nodes/order/${path}'`)},
-      (select coalesce(sum((${eventOrderListLengths('p')})[${sql.raw(String(i + 1))}]), 0) from picked p)`))
+      (select coalesce(sum(ot.lengths[${sql.raw(String(i + 1))}]), 0) from listed p ${eventOrderJoin('p')})`))
   }
   return sql`json_build_object(${sql.join(counted, sql`, `)})::text`
 }
@@ -89,21 +94,22 @@ export function eventConnectionStatement (
       return planObject(sub, 'EventPageInfo', {
         hasNext: sql`(case when f.n > ${limit} then 'true' else 'false' end)`,
         // The input's own cursor when the page is empty: a reader can always store endCursor.
-        endCursor: stringText(sql`coalesce((select max(sequence) from picked)::text, ${filter.after}::text)`),
+        endCursor: stringText(sql`coalesce((select max(sequence) from listed)::text, ${filter.after}::text)`),
         limit: sql`(${limit})::text`
       }, (name) => { throw new PlanNotCovered(`EventPageInfo.${name}`) })
     }
     throw new PlanNotCovered(`EventConnection.${field}`)
   }, surroundOf(around))
   const lengths = countLists ? listLengthsText(entries) : sql`null::text`
+  const orders = selectsOrder(entries) ? eventOrdersCtes('listed', { lengths: countLists }) : sql``
   // The oldest sequence a cursor may start from: the first event kept, or (all removed) the next to come.
   // The outer constant LIMIT tells a generic plan that a page is small (as the orders page does).
   return sql`with page as (
       select e.* from seller_events e where ${sql.join(conditions, sql` and `)}
       order by e.sequence limit ${limit} + 1
     ), fetched as (select count(*) as n from page),
-    picked as materialized (select * from (select * from page order by sequence limit ${limit}) w
-      limit ${sql.raw(String(MAX_LIMIT))}),
+    listed as materialized (select * from (select * from page order by sequence limit ${limit}) w
+      limit ${sql.raw(String(MAX_LIMIT))}) ${orders},
     oldest as (select coalesce(
       (select min(sequence) from seller_events where seller_id = ${reader.sellerId}::int),
       (select last_sequence + 1 from seller_event_counters where seller_id = ${reader.sellerId}::int), 1) as sequence)
@@ -150,13 +156,13 @@ export async function readEventConnectionText (tx: Tx, reader: EventReader, filt
   return { body, lengths: lengths instanceof Buffer ? JSON.parse(lengths.toString('utf8')) : null }
 }
 
-/** A page as the standard execution reads it: every field, the stored order when `order` is selected. */
+/** A page as the standard execution reads it: every field, the order as it is now when `order` is selected. */
 export interface EventPage {
   pageInfo: { hasNext: boolean, endCursor: string, limit: number }
   nodes: EventView[]
 }
 
-/** The entries of a whole page: pageInfo, and nodes with every field (the stored order only when asked for). */
+/** The entries of a whole page: pageInfo, and nodes with every field (the full order only when asked for). */
 export function eventPageEntries (withOrder: boolean): JsonEntry[] {
   const field = (name: string, entries?: JsonEntry[]): JsonEntry => ({ key: name, value: { kind: 'field', name, entries } })
   const node = Object.entries(EVENT).filter(([, f]) => f.kind === 'scalar').map(([name]) => field(name))

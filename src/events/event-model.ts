@@ -3,9 +3,9 @@ import { ORDER } from '../orders/order-model.js'
 
 /*
  * An event of the seller's log as the feed hands it out (GraphQL `Event`), declared once over its row of
- * seller_events (db/read-model.ts). `order` is the order as it was at the moment of the event, stored with
- * the full selection of spec 2.1–2.7 when the event was recorded (record-events.ts): those fields of ORDER,
- * not read again.
+ * seller_events (db/read-model.ts). Its own fields are as at the event; `order` is the order as it is now,
+ * read with the full selection of spec 2.1–2.7 when the event is read (event-order.ts): those fields of
+ * ORDER. (The log stores no order: record-events.ts.)
  */
 
 export const EVENT = {
@@ -17,7 +17,7 @@ export const EVENT = {
   timestamp: field.timestamp('occurred_at'),
   previousStatus: field.nullableString('previous_status'),
   reason: field.nullableString('reason'),
-  /** Null for an event of no order (webhook.test). */
+  /** As it is now; null for an event of no order (webhook.test), or of an order that is gone. */
   order: field.oneOrNull(ORDER)
 }
 

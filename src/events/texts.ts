@@ -15,8 +15,8 @@ export const EventFeedText = {
     `after must be an event sequence as a string of digits, "0" for the oldest event kept (at most 9223372036854775807), got ${quoted(got)}`,
   typesEmpty: 'types must name at least one event type; leave it out for events of every type',
   unknownType: (got: string) => `types: ${quoted(got)} is not an event type; the types are ${EVENT_TYPES.join(', ')}`,
-  notStored: (field: string) =>
-    `An event holds its order with the full selection of spec 2.1–2.7 as it was then: ${field} is not part of it (read it through orders)`,
+  outsideFullOrder: (field: string) =>
+    `An event's order is read with the full selection of spec 2.1–2.7: ${field} is not part of it (read it through orders)`,
   expired: (after: string, oldest: string) =>
     `after ${after} is older than the events kept: the oldest available sequence is ${oldest}. ` +
     `Events between them were removed (EVENT_RETENTION_DAYS); read the orders to catch up, then continue with after "${BigInt(oldest) - 1n}"`

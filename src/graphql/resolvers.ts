@@ -72,10 +72,10 @@ export const resolvers: Resolvers = {
     // Events of orders in the credential's stores only, as orders: a narrowed credential reads those.
     async events (_root, { input }, ctx, info) {
       const filter = parseEventListInput(input)
-      // An event holds its order as the full selection of spec 2.1–2.7 was then: nothing else can be read.
+      // An event's order is read as the full selection of spec 2.1–2.7 (events/event-order.ts): nothing else.
       const order = nodeFieldNodes(info, 'order')
       const outside = order && fieldOutside(info.schema.getType('Order') as GraphQLObjectType, order, info.fragments, FULL_ORDER)
-      if (outside) throw new InvalidInputError('order', EventFeedText.notStored(outside))
+      if (outside) throw new InvalidInputError('order', EventFeedText.outsideFullOrder(outside))
       const page = await readEventPage(ctx.db, reader(ctx.caller), filter, order !== undefined)
       if (billed(ctx)) recordListLengths(ctx.reply.request, String(info.path.key), listLengths(EVENT, page.nodes, 'nodes'))
       return page

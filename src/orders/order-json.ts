@@ -1,8 +1,7 @@
 import { sql, type Query, type SQL } from 'drizzle-orm'
 import type { Tx } from '../db/client.js'
 import {
-  arrayAggText, elementsAggText, listText, planObject, PlanNotCovered, surroundOf, type JsonEntry, type ScalarFields,
-  type SurroundText
+  arrayAggText, elementsAggText, listText, planObject, PlanNotCovered, surroundOf, type JsonEntry, type SurroundText
 } from '../db/json-text.js'
 import { scalarTexts } from '../db/read-model.js'
 import { runJsonQuery, slot, templatesOf, type JsonAnswer } from '../db/statements.js'
@@ -106,17 +105,14 @@ function linesCte (entries: JsonEntry[], parts: Parts): string {
 }
 
 /**
- * One order's text from its row `o` (with `scalars` as the order's own fields: by default ORDER's over `o`),
- * and the joins it needs below `o`. The nested lists come from CTEs (added to `parts`) over `picked p`: the
- * ids of the orders being written.
+ * One order's text from its row `o`, and the joins it needs below `o`. The nested lists come from CTEs
+ * (added to `parts`) over `picked p`: the ids of the orders being written.
  */
-function orderObject (entries: JsonEntry[], parts: Parts, scalars: ScalarFields = scalarTexts(ORDER, 'o')): {
-  text: SQL, joins: SQL[]
-} {
+function orderObject (entries: JsonEntry[], parts: Parts): { text: SQL, joins: SQL[] } {
   const joins: SQL[] = []
   let retailer = false
   let shop = false
-  const text = planObject(entries, 'Order', scalars, (field, sub) => {
+  const text = planObject(entries, 'Order', scalarTexts(ORDER, 'o'), (field, sub) => {
     if (field === 'retailer') {
       // The seller's own link (its sync ID): the primary key (seller_id, retailer_id) finds it.
       if (!retailer) {
@@ -165,7 +161,7 @@ function entriesOfSelection (selection: Selection): JsonEntry[] {
 /**
  * The full selection of spec 2.1–2.7 (with paymentMode, createdAt, updatedAt), in the order of the
  * contract's own document (src/graphql/operations/orders.graphql, fragment OrderFull; a test holds the two
- * equal): what an event records of its order, so `data.order` is the very JSON the orders read answers
+ * equal): an event's order (the feed's, a delivery's `data.order`), the very JSON the orders read answers
  * that document with.
  */
 export const FULL_ORDER: JsonEntry[] = entriesOfSelection([
@@ -187,43 +183,43 @@ export const FULL_ORDER: JsonEntry[] = entriesOfSelection([
 
 /**
  * The lists of FULL_ORDER whose lengths the GraphQL cost bills, by their path below the order, in the order
- * an event stores them (seller_events.order_list_lengths).
+ * of fullOrdersCtes' `lengths`.
  */
 export const FULL_ORDER_LIST_PATHS = [
   'orderItems', 'orderItems/sku/offers', 'orderItems/sku/offers/priceRange', 'orderItems/sku/itemSellingUnits'
 ] as const
 
 /**
- * The parts of a statement that writes FULL_ORDER one order per row, for writers that are not a page (the
- * event log, events/record-events.ts): `ctes` to follow the caller's own CTEs, the first of which must be
- * `picked` (the orders' ids, column `id`); `text`, an order's JSON text from its row `o` joined with `joins`;
- * `lengths`, an SQL int[] of the order's FULL_ORDER_LIST_PATHS lengths. `scalars` may override how the
- * order's own fields are written (from another row).
+ * The CTEs that write FULL_ORDER once for each order of `picked` (a CTE of the caller's, with the orders'
+ * ids as column `id`, each once; it may name one that is gone), for readers whose rows are not a page
+ * of orders: the event feed and the events' bodies (events/). To follow the caller's CTEs; they end with
+ * `name (id, t, lengths)`: each live order's JSON text, and with `lengths` an int[] of its
+ * FULL_ORDER_LIST_PATHS lengths (else null). A missing or soft-deleted order has no row there, as the
+ * orders read does not show it either.
  */
-export function fullOrderParts (scalars: ScalarFields = scalarTexts(ORDER, 'o')): {
-  ctes: SQL, text: SQL, joins: SQL, lengths: SQL
-} {
+export function fullOrdersCtes (name: string, options: { lengths: boolean }): SQL {
   const parts = new Parts()
-  const { text, joins } = orderObject(FULL_ORDER, parts, scalars)
-  // Each SKU's offer, price slab and selling-unit counts once, summed per order over its lines: what
-  // LIST_LENGTHS counts for a page, per order.
-  parts.useLines()
-  parts.ctes.push(sql.raw(`sku_lists as materialized (
+  const { text, joins } = orderObject(FULL_ORDER, parts)
+  let lengths = sql.raw('null::int[]')
+  if (options.lengths) {
+    // Each SKU's offer, price slab and selling-unit counts once, summed per order over its lines: what
+    // LIST_LENGTHS counts for a page, per order.
+    parts.useLines()
+    parts.ctes.push(sql.raw(`sku_lists as materialized (
       select k.id as sku_id,
         (select count(*) from offers so where so.sku_id = k.id) as offers,
         (select coalesce(sum(jsonb_array_length(so.price_range)), 0) from offers so where so.sku_id = k.id) as slabs,
         (select count(*) from selling_units u where u.sku_id = k.id) as units
       from skus k where k.id in (select sku_id from line))`))
-  parts.ctes.push(sql.raw(`lengths_of_order as materialized (
+    parts.ctes.push(sql.raw(`lengths_of_order as materialized (
       select l.order_id, array[count(*), sum(k.offers), sum(k.slabs), sum(k.units)]::int[] as lengths
       from line l join sku_lists k on k.sku_id = l.sku_id group by l.order_id)`))
-  joins.push(sql.raw('left join lengths_of_order lo on lo.order_id = o.id'))
-  return {
-    ctes: sql.join(parts.ctes.map((cte) => sql`, ${cte}`), sql` `),
-    text,
-    joins: sql.join(joins, sql` `),
-    lengths: sql.raw('coalesce(lo.lengths, \'{0,0,0,0}\'::int[])')
+    joins.push(sql.raw('left join lengths_of_order lo on lo.order_id = o.id'))
+    lengths = sql.raw('coalesce(lo.lengths, \'{0,0,0,0}\'::int[])')
   }
+  parts.ctes.push(sql`${sql.raw(name)} as materialized (select o.id, ${text} as t, ${lengths} as lengths
+    from picked p join orders o on o.id = p.id and not o.is_deleted ${sql.join(joins, sql` `)})`)
+  return sql.join(parts.ctes.map((cte) => sql`, ${cte}`), sql` `)
 }
 
 /** The page's order lines, for counting. */

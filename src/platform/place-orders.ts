@@ -67,7 +67,6 @@ export async function placeOrders (
             orderId: row.orderId,
             type: orderEventType('ORDER_PLACED'),
             status: 'ORDER_PLACED' as const,
-            actionable: true,
             previousStatus: null,
             reason: null
           })))

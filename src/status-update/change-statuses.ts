@@ -7,7 +7,6 @@ import type { ItemError } from '../item-error.js'
 import { applyChanges } from './apply-changes.js'
 import { lockDailyDeals, lockOrders, lockSeller, OrderLockTimeout, type LockedOrder, type LockedSeller } from './order-locks.js'
 import { decideChange, recordPlanned, sellerState, type Actor, type ChangeRequest, type PlannedChange } from './plan-change.js'
-import { isActionable } from './state-machine.js'
 import { OrderErrors } from './texts.js'
 
 /*
@@ -129,7 +128,6 @@ function eventOf (change: PlannedChange, sellerId: number): OrderEvent {
     orderId: change.order.id,
     type: orderEventType(change.toStatus),
     status: change.toStatus,
-    actionable: isActionable(change.toStatus),
     previousStatus: change.fromStatus,
     reason: change.reason
   }

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import type { Delivered } from '../helpers/webhooks.js'
 import { allRecorded, until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
 import { holdInTransaction } from '../helpers/held-transaction.js'
-import { pruneWebhookLog } from '../../src/events/prune-events.js'
+import { pruneDeliveryLog } from '../../src/events/prune-events.js'
 import { dispatchEvents } from '../../src/webhooks/dispatch.js'
 
 /*
@@ -93,9 +93,9 @@ t.test('every event is delivered, signed, as the feed shows it, per order in ord
   await m.database.sql`update deliveries set status = 'PENDING', next_attempt_at = now() + interval '1 day'
     where sequence = 11`
   const rows = await m.database.sql`select count(*)::int as n from deliveries where sequence <= 10`
-  t.equal(await pruneWebhookLog(m.database.db, 30), 10 + rows[0].n)
+  t.equal(await pruneDeliveryLog(m.database.db, 30), 10 + rows[0].n)
   t.same(await m.database.sql`select status from deliveries where sequence = 11`, [{ status: 'PENDING' }], 'pending kept')
-  t.equal(await pruneWebhookLog(m.database.db, 30), 0)
+  t.equal(await pruneDeliveryLog(m.database.db, 30), 0)
 })
 
 t.test('a test event, a secret rotation (both secrets sign), a replay', async (t: Test) => {
