@@ -5,7 +5,7 @@ import pino from 'pino'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/client.js'
 import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
-import { WebhookDeliverer } from '../../src/webhooks/deliverer.js'
+import { Deliverer } from '../../src/delivery/deliverer.js'
 import { createEndpoint, sendTestEvent } from '../../src/webhooks/endpoints.js'
 import { SecretBox } from '../../src/webhooks/secret-box.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
@@ -14,7 +14,7 @@ import { numberKnob } from '../lib/knobs.js'
 /*
  * BENCH_WEBHOOKS=fairness npm run bench:events — security finding 2: one seller's endpoint must not hold up
  * the others'. Seller 1 (A) has an endpoint on a local HTTP server that never answers; seller 2 (B) one on a
- * server that answers 200 at once (both in this process, as the deliverer). One WebhookDeliverer with the
+ * server that answers 200 at once (both in this process, as the deliverer). One Deliverer with the
  * production defaults (concurrency BENCH_WH_CONCURRENCY, 64; timeout 15 s), private networks allowed
  * explicitly. B's ping — sendTestEvent, what POST …/test runs, in its own transaction — is timed from the
  * call to B's server having the request, BENCH_FAIR_PINGS (50) times one after another, BENCH_FAIR_GAP_MS (400)
@@ -77,14 +77,14 @@ export async function main (): Promise<void> {
     const id = /"id":"([^"]+)"/.exec(body)?.[1]
     if (id !== undefined) waiting.get(id)?.()
   })
-  let deliverer: WebhookDeliverer | null = null
+  let deliverer: Deliverer | null = null
   try {
     await seed(database, { orders: 100, seed: 1, anchor: DEFAULT_ANCHOR })
     const endpoint = async (seller: number, url: string): Promise<string> => (await database.db.transaction((tx) =>
       createEndpoint(tx, { sellerId: seller, storeIds: null }, { url, types: null, description: 'bench' }, box))).id
     const a = await endpoint(A, aServer.url)
     const b = await endpoint(B, bServer.url)
-    const newDeliverer = (): WebhookDeliverer => new WebhookDeliverer({
+    const newDeliverer = (): Deliverer => new Deliverer({
       db: delivererDb.db,
       sessionUrl: bench.url,
       box,

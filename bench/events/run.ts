@@ -102,7 +102,6 @@ async function main (): Promise<void> {
         orderId: Number(r.id),
         type: 'order.placed',
         status: r.status,
-        actionable: r.is_actionable,
         previousStatus: null,
         reason: null
       }))))

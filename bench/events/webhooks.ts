@@ -11,7 +11,7 @@ import { openDatabase, type Db } from '../../src/db/client.js'
 import { placeOrders } from '../../src/platform/place-orders.js'
 import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
 import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
-import { WebhookDeliverer } from '../../src/webhooks/deliverer.js'
+import { Deliverer } from '../../src/delivery/deliverer.js'
 import { createEndpoint, deleteEndpoint } from '../../src/webhooks/endpoints.js'
 import { SecretBox } from '../../src/webhooks/secret-box.js'
 import { benchDatabase, machineLine, type BenchDb } from '../lib/database.js'
@@ -26,7 +26,7 @@ import { median } from '../lib/median.js'
  *
  *   1. throughput: BENCH_WH_EVENTS (5,000) events of seller 1 recorded first (half placements, half status
  *      changes of those orders, so every order has two events that must go in order) with 4 enabled
- *      endpoints on the receiver, no deliverer running; then a WebhookDeliverer (concurrency
+ *      endpoints on the receiver, no deliverer running; then a Deliverer (concurrency
  *      BENCH_WH_CONCURRENCY, 64) starts and the time until every delivery is DELIVERED in
  *      deliveries is taken: deliveries a second (goal ≥ 2,000), with the statements it sent and
  *      the CPU it cost (this process, the receiver, PostgreSQL) per delivery;
@@ -217,7 +217,7 @@ export async function main (): Promise<void> {
   const config = loadConfig({ DATABASE_URL: bench.url, LOG_LEVEL: 'silent', ORDER_EXCHANGE_ENV: 'testing' })
   const box = SecretBox.of(config)!
   const logger = pino({ level: 'warn' })
-  const deliverer = (): WebhookDeliverer => new WebhookDeliverer({
+  const deliverer = (): Deliverer => new Deliverer({
     db: statements.wrap(delivererDb.db),
     sessionUrl: bench.url,
     box,

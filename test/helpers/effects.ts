@@ -57,7 +57,6 @@ export async function recordOrderEvent (database: Database, order: { id: number,
     orderId: order.id,
     type,
     status: EVENT_STATUS[type],
-    actionable: false,
     previousStatus: row.status,
     reason: type === 'order.rejected' ? reason : null
   }]))

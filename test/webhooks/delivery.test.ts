@@ -3,7 +3,7 @@ import type { Delivered } from '../helpers/webhooks.js'
 import { allRecorded, until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
 import { holdInTransaction } from '../helpers/held-transaction.js'
 import { pruneDeliveryLog } from '../../src/events/prune-events.js'
-import { dispatchEvents } from '../../src/webhooks/dispatch.js'
+import { dispatchEvents } from '../../src/delivery/dispatch.js'
 
 /*
  * Delivery to the seller's own endpoints, end to end: platform placements and seller status changes are

@@ -2,15 +2,15 @@ import t, { type Test } from 'tap'
 import type { SQL } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Db } from '../../src/db/client.js'
-import { ENDPOINT_IN_FLIGHT, claimDeliveries, releaseClaims } from '../../src/webhooks/deliveries.js'
-import { dispatchEvents } from '../../src/webhooks/dispatch.js'
+import { IN_FLIGHT, claimDeliveries, releaseClaims } from '../../src/delivery/deliveries.js'
+import { dispatchEvents } from '../../src/delivery/dispatch.js'
 import { MAX_PENDING_DELIVERIES, WebhookCode } from '../../src/webhooks/texts.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { allRecorded, until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
 
 /*
  * One seller's endpoint cannot hold up the others' (security finding 2): claims are fair across endpoints
- * with at most ENDPOINT_IN_FLIGHT of each in flight, replays are one at a time and bounded, and an
+ * with at most IN_FLIGHT.seller of each in flight, replays are one at a time and bounded, and an
  * endpoint's queue stops at MAX_PENDING_DELIVERIES. And the attempt an attempt is: counted when sent, not
  * when claimed; signed with the secrets of the moment it starts. Receivers run on 127.0.0.1, so private
  * networks are allowed explicitly (they are off by default outside these tests' intent).
@@ -44,7 +44,7 @@ t.test('an endpoint that never answers, 10,000 deliveries pending: another selle
   await fill(m, a, 1, aTest.json.data.sequence, MAX_PENDING_DELIVERIES - 1)
   // A timeout far past the wait below: B's ping must not need A's attempts to end.
   await m.deliverer({ concurrency: 16, timeoutMs: 120_000 })
-  await until(t, 'A\'s first attempts hanging', () => hanging.received.length >= ENDPOINT_IN_FLIGHT)
+  await until(t, 'A\'s first attempts hanging', () => hanging.received.length >= IN_FLIGHT.seller)
 
   const ping = await m.webhooks(2, 'POST', `/${b.json.data.id}/test`)
   t.equal(ping.status, 200)
@@ -55,8 +55,8 @@ t.test('an endpoint that never answers, 10,000 deliveries pending: another selle
   t.equal(await pending(m, a), MAX_PENDING_DELIVERIES, 'A\'s deliveries all pending')
   const [leased] = await m.database.sql`select count(*)::int as n from deliveries
     where subscription_id = ${a} and leased_until > now()`
-  t.equal(leased.n, ENDPOINT_IN_FLIGHT, 'A holds its cap, not the pool')
-  t.equal(hanging.received.length, ENDPOINT_IN_FLIGHT, 'A was sent no more than its cap')
+  t.equal(leased.n, IN_FLIGHT.seller, 'A holds its cap, not the pool')
+  t.equal(hanging.received.length, IN_FLIGHT.seller, 'A was sent no more than its cap')
 })
 
 t.test('a claim is round robin across endpoints, at most the cap of each in flight, an order\'s head only', async (t: Test) => {
@@ -71,8 +71,8 @@ t.test('a claim is round robin across endpoints, at most the cap of each in flig
       select ${id}, ${i + 1}, s, 'webhook.test', ${i === 2 ? 77 : null} from generate_series(1, 10) s`
   }
   const endpointOf = new Map(ids.map((id, i) => [id, i + 1]))
-  const count = (claimed: Array<{ endpointId: string }>): number[] =>
-    [1, 2, 3].map((n) => claimed.filter((c) => endpointOf.get(c.endpointId) === n).length)
+  const count = (claimed: Array<{ subscriptionId: string }>): number[] =>
+    [1, 2, 3].map((n) => claimed.filter((c) => endpointOf.get(c.subscriptionId) === n).length)
 
   const first = await claimDeliveries(m.database.db, 5, 60_000)
   t.same(count(first), [2, 2, 1], 'each endpoint\'s first, then each one\'s second (endpoint 3: its order\'s head only)')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MAX_ATTEMPTS, RETRY_WAITS_MS, retryWaitMs } from '../../src/webhooks/retry-schedule.js'
+import { MAX_ATTEMPTS, RETRY_WAITS_MS, retryWaitMs } from '../../src/delivery/retry-schedule.js'
 
 // The Standard Webhooks example schedule: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h.
 t.test('the waits after each failed attempt, with ±10 % jitter; given up after the tenth', async (t) => {
