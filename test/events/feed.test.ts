@@ -8,12 +8,14 @@ import { TASKS } from '../../src/effects/jobs.js'
 import { effectsTasks } from '../../src/worker-tasks.js'
 import { testConfig } from '../helpers/build.js'
 import { credential } from '../helpers/fixtures.js'
-import { EVENTS_QUERY, eventLogProblems, eventMarket, type EventMarket, type FeedEvent } from '../helpers/events.js'
+import { recordSellerEvent } from '../../src/events/record-events.js'
+import { EVENTS_QUERY, eventLogProblems, eventMarket, ordersRead, type EventMarket, type FeedEvent } from '../helpers/events.js'
 
 /*
  * The feed (GraphQL `events`) over HTTP: paging by cursor, the types filter, a credential narrowed to some
- * stores, one seller never seeing another's events, retention and the cursor older than it, the cost, and
- * the pass-through answering byte for byte as the standard execution does.
+ * stores, one seller never seeing another's events, each event's own fields as at the event and its order as
+ * it is now, retention and the cursor older than it, the cost, and the pass-through answering byte for byte
+ * as the standard execution does.
  */
 
 /** A log for seller 1 (and a little for 2): 30 placements, then acceptances, rejections, completions, cancellations. */
@@ -116,6 +118,47 @@ t.test('BOLA: seller 2 never reads seller 1\'s events, whatever cursor, types or
   }
 })
 
+t.test('an event\'s own fields are as at the event; its order is the order as it is now, null once it is not shown', async (t) => {
+  const m = await eventMarket(t)
+  await m.place([{ orderId: 1001, seller: 1, lines: 2 }, { orderId: 1002, seller: 1 }])
+  const token = await m.token(1)
+  const before = (await m.feed(token)).data!.nodes
+  t.same(before.map((e) => [e.sequence, e.type, e.order!.orderStatus]), [['1', 'order.placed', 'ORDER_PLACED'], ['2', 'order.placed', 'ORDER_PLACED']])
+  // Later: 1001 is accepted, its retailer renamed and its first line's offer given a new sync ID.
+  await m.sellerUpdate(1, [{ Order_id: 1001, Order_Status: 'ORDER_ACCEPTED' }])
+  const [o] = await m.database.sql`select o.retailer_id, (select offer_id from order_items where order_id = o.id order by id limit 1) as offer
+    from orders o where o.id = 1001`
+  await m.database.sql`update retailers set name = 'Renamed since' where id = ${o.retailer_id}`
+  await m.database.sql`update offers set offer_sync_id = 'OFFER-NEW' where id = ${o.offer}`
+  const after = (await m.feed(token)).data!.nodes
+  const own = (e: FeedEvent) => ({ ...e, order: e.order?.orderId })
+  t.same(after.slice(0, 2).map(own), before.map(own), 'the placements\' own fields (id, type, sequence, timestamp, previousStatus, reason): unchanged')
+  const placed = after[0]!.order!
+  t.same([placed.orderStatus, placed.isActionable, placed.retailer.name, placed.orderItems[0].offer.offerSyncId],
+    ['ORDER_ACCEPTED', true, 'Renamed since', 'OFFER-NEW'], 'the placement\'s order: as it is now')
+  t.same(after[2]!.order, placed, 'the acceptance shows the same order')
+  t.same([after[2]!.type, after[2]!.previousStatus], ['order.accepted', 'ORDER_PLACED'])
+  const read = await ordersRead(m, token)
+  for (const e of after) t.equal(JSON.stringify(e.order), read.get(e.order!.orderId), `event ${e.sequence}: the orders read's node, now`)
+  // The standard execution (another selection) reads the same order, as it is now.
+  const picked = await m.feed(token, {}, '{ events { nodes { sequence order { orderStatus retailer { name } } } } }')
+  t.same(picked.data!.nodes, [
+    { sequence: '1', order: { orderStatus: 'ORDER_ACCEPTED', retailer: { name: 'Renamed since' } } },
+    // The same retailer: renamed for every order it bought.
+    { sequence: '2', order: { orderStatus: 'ORDER_PLACED', retailer: { name: 'Renamed since' } } },
+    { sequence: '3', order: { orderStatus: 'ORDER_ACCEPTED', retailer: { name: 'Renamed since' } } }
+  ])
+  // An order the orders read no longer shows (soft-deleted) and an event of no order: order null, on both paths.
+  await m.database.sql`update orders set is_deleted = true where id = 1002`
+  await m.database.db.transaction((tx) => recordSellerEvent(tx, 1, 'webhook.test', 'ping'))
+  const last = (await m.feed(token)).data!.nodes
+  t.same(last.map((e) => [e.sequence, e.type, e.order?.orderId ?? null]),
+    [['1', 'order.placed', '1001'], ['2', 'order.placed', null], ['3', 'order.accepted', '1001'], ['4', 'webhook.test', null]])
+  t.same((await m.feed(token, {}, '{ events { nodes { order { orderId } } } }')).data!.nodes.map((e) => e.order?.orderId ?? null),
+    ['1001', null, '1001', null])
+  t.same(await eventLogProblems(m.database.sql), [])
+})
+
 t.test('retention: the prune job cuts each log by sequence; a cursor older than what is kept is BAD_USER_INPUT naming the oldest', async (t) => {
   const m = await eventMarket(t)
   await busyLog(m)
@@ -190,7 +233,7 @@ t.test('the pass-through and the standard execution answer the feed byte for byt
     { query: '{ events(input: {limit: 3}) { nodes { sequence type __typename } pageInfo { endCursor } } }', passes: true },
     { query: '{ a: events(input: {limit: 2}) { nodes { s: sequence id } } b: events(input: {after: "50"}) { pageInfo { hasNext } } __typename }', passes: true },
     { query: '{ events(input: {limit: 4}) { nodes { timestamp reason previousStatus } } orders(input: {limit: 2}) { nodes { orderId } } }', passes: true },
-    // Another selection of the order: the standard execution answers it, from the stored order.
+    // Another selection of the order: the standard execution answers it, from the same order as it is now.
     { query: '{ events(input: {limit: 50}) { nodes { sequence order { orderStatus orderId retailer { name } orderItems { quantity } } } } }', passes: false },
     { query: '{ events(input: {limit: 5}) { nodes { order { __typename orderId } } } }', passes: false },
     // Refusals, the same on both.
@@ -219,8 +262,8 @@ t.test('the pass-through and the standard execution answer the feed byte for byt
   t.match(await refusal({ limit: 0 }), { message: 'limit must be at least 1, got 0', extensions: { code: 'BAD_USER_INPUT', field: 'limit' } })
   t.match(await refusal({ types: [] }), { message: 'types must name at least one event type; leave it out for events of every type', extensions: { field: 'types' } })
   t.match(await refusal({ types: ['order.placed', 'order.lost'] }), { message: `types: "order.lost" is not an event type; the types are ${EVENT_TYPES.join(', ')}`, extensions: { field: 'types' } })
-  const notStored = JSON.parse((await ask(m.app, token, '{ events { nodes { order { orderItems { sku { id } } } } } }')).body)
-  t.match(notStored.errors, [{ message: 'An event holds its order with the full selection of spec 2.1–2.7 as it was then: Sku.id is not part of it (read it through orders)', extensions: { code: 'BAD_USER_INPUT', field: 'order' } }])
+  const outside = JSON.parse((await ask(m.app, token, '{ events { nodes { order { orderItems { sku { id } } } } } }')).body)
+  t.match(outside.errors, [{ message: 'An event\'s order is read with the full selection of spec 2.1–2.7: Sku.id is not part of it (read it through orders)', extensions: { code: 'BAD_USER_INPUT', field: 'order' } }])
 })
 
 t.test('the cost of a page: asked for as orders\' is, billed for what came back', async (t) => {

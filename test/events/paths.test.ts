@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { eventLogProblems, eventMarket, orderRow, ordersRead, type EventMarket, type FeedEvent } from '../helpers/events.js'
 import { startTestWorker, waitFor } from '../helpers/effects.js'
 import { seedDemo } from '../helpers/fixtures.js'
@@ -9,20 +9,35 @@ import { testDatabase } from '../helpers/build.js'
 /*
  * Every path that changes an order records its event in the same transaction, over real HTTP (and the
  * real worker for the auto-rejection): the platform's placements and transitions, the seller's status
- * update, the auto-rejection. Each event carries the order as the orders read shows it at that moment,
- * and nothing that did not change an order records one.
+ * update, the auto-rejection. Each event keeps its own fields as at the event (its type, the status it
+ * moved its order to, the previous one, the reason) and carries its order as the orders read shows it now;
+ * nothing that did not change an order records one.
  */
 
-/** The parts of events a test compares (order: its id and status). */
-const brief = (e: FeedEvent) => ({
-  type: e.type,
-  sequence: e.sequence,
-  orderId: e.order?.orderId,
-  orderStatus: e.order?.orderStatus,
-  isActionable: e.order?.isActionable,
-  previousStatus: e.previousStatus,
-  reason: e.reason
-})
+/**
+ * The parts of events a test compares: the event's own fields, with `status` (the status the event moved its
+ * order to: stored with the event, not in the feed, whose order shows its status now) and the order's id.
+ */
+async function briefs (m: EventMarket, seller: number, events: FeedEvent[]) {
+  const own = new Map((await m.database.sql`select sequence::text as s, status::text from seller_events where seller_id = ${seller}`)
+    .map((r) => [r.s as string, r.status as string | null]))
+  return events.map((e) => ({
+    type: e.type,
+    sequence: e.sequence,
+    orderId: e.order?.orderId,
+    status: own.get(e.sequence) ?? null,
+    previousStatus: e.previousStatus,
+    reason: e.reason
+  }))
+}
+
+/** Each event's order is, byte for byte, the node the orders read answers for that order now. */
+async function ordersAsNow (t: Test, m: EventMarket, token: string, events: FeedEvent[]): Promise<void> {
+  const read = await ordersRead(m, token)
+  for (const e of events) {
+    t.equal(JSON.stringify(e.order), read.get(e.order!.orderId), `event ${e.sequence}: order ${e.order!.orderId} as the orders read shows it now`)
+  }
+}
 
 /** Seller 1's first offer with price slabs and its SKU with selling units: the order's lists are not all empty. */
 async function richCatalogue (m: EventMarket): Promise<void> {
@@ -41,32 +56,28 @@ t.test('placement records order.placed once per order, with the order exactly as
   ])
   const token = await m.token(1)
   const page = await m.feed(token)
-  t.same(page.data!.nodes.map(brief), [1001, 1002, 1003].map((id, i) => ({
+  t.same(await briefs(m, 1, page.data!.nodes), [1001, 1002, 1003].map((id, i) => ({
     type: 'order.placed',
     sequence: String(i + 1),
     orderId: String(id),
-    orderStatus: 'ORDER_PLACED',
-    isActionable: true,
+    status: 'ORDER_PLACED',
     previousStatus: null,
     reason: null
   })), 'seller 1: its three orders, numbered 1, 2, 3 in orderId order')
   t.same(page.data!.pageInfo, { hasNext: false, endCursor: '3', limit: 20 })
   t.same(page.data!.nodes.map((e) => e.id), ['evt_1_1', 'evt_1_2', 'evt_1_3'])
   t.ok(page.data!.nodes.every((e) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(e.timestamp)), 'ISO-8601 UTC timestamps')
-  // Not changed since: the event's order is byte for byte the node the orders read answers.
-  const read = await ordersRead(m, token)
-  for (const e of page.data!.nodes) {
-    t.equal(JSON.stringify(e.order), read.get(e.order!.orderId), `order ${e.order!.orderId} as the orders read shows it`)
-  }
+  t.ok(page.data!.nodes.every((e) => e.order!.orderStatus === 'ORDER_PLACED' && e.order!.isActionable === true))
+  await ordersAsNow(t, m, token, page.data!.nodes)
   const rich = page.data!.nodes[2]!.order!
   t.same(rich.orderItems[0].sku.offers[0].priceRange,
     [{ minQuantity: 1, maxQuantity: 9, price: 99.5 }, { minQuantity: 10, maxQuantity: null, price: 95.25 }])
   t.equal(rich.orderItems[0].sku.itemSellingUnits.length, 2)
-  const [stored] = await m.database.sql`select order_json, order_list_lengths from seller_events where seller_id = 1 and sequence = 3`
-  t.equal(stored.order_json, read.get('1003'), 'stored as that very text')
-  t.same(stored.order_list_lengths, [2, 8, 4, 4], 'its lists: 2 lines, 4 SKU offers each, 2 slabs, 2 selling units each')
-  t.same((await m.feed(await m.token(2))).data!.nodes.map(brief), [{
-    type: 'order.placed', sequence: '1', orderId: '2001', orderStatus: 'ORDER_PLACED', isActionable: true, previousStatus: null, reason: null
+  const [stored] = await m.database.sql`select * from seller_events where seller_id = 1 and sequence = 3`
+  t.same(Object.keys(stored).sort(), ['occurred_at', 'order_id', 'previous_status', 'reason', 'seller_id', 'sequence', 'status',
+    'store_id', 'traceparent', 'type'], 'a thin event: its own fields, no copy of the order')
+  t.same(await briefs(m, 2, (await m.feed(await m.token(2))).data!.nodes), [{
+    type: 'order.placed', sequence: '1', orderId: '2001', status: 'ORDER_PLACED', previousStatus: null, reason: null
   }], 'seller 2: its own log, from 1')
 
   // The same orders again are unchanged: nothing new. A refused row records nothing; its neighbour does.
@@ -94,13 +105,18 @@ t.test('the seller\'s status update records each change in item order; retries, 
   const token = await m.token(1)
   const after = '4'
   const { events, endCursor } = await m.follow(token, after)
-  t.same(events.map(brief), [
-    { type: 'order.accepted', sequence: '5', orderId: '1001', orderStatus: 'ORDER_ACCEPTED', isActionable: true, previousStatus: 'ORDER_PLACED', reason: null },
-    { type: 'order.rejected', sequence: '6', orderId: '1002', orderStatus: 'ORDER_REJECTED_BY_SELLER', isActionable: false, previousStatus: 'ORDER_PLACED', reason: 'Out of stock' },
-    // One order moved twice in one batch: each event shows the order as it was at that moment.
-    { type: 'order.accepted', sequence: '7', orderId: '1003', orderStatus: 'ORDER_ACCEPTED', isActionable: true, previousStatus: 'ORDER_PLACED', reason: null },
-    { type: 'order.completed', sequence: '8', orderId: '1003', orderStatus: 'ORDER_COMPLETED_BY_SELLER', isActionable: false, previousStatus: 'ORDER_ACCEPTED', reason: null }
+  t.same(await briefs(m, 1, events), [
+    { type: 'order.accepted', sequence: '5', orderId: '1001', status: 'ORDER_ACCEPTED', previousStatus: 'ORDER_PLACED', reason: null },
+    { type: 'order.rejected', sequence: '6', orderId: '1002', status: 'ORDER_REJECTED_BY_SELLER', previousStatus: 'ORDER_PLACED', reason: 'Out of stock' },
+    // One order moved twice in one batch: each event has its own status and previous status…
+    { type: 'order.accepted', sequence: '7', orderId: '1003', status: 'ORDER_ACCEPTED', previousStatus: 'ORDER_PLACED', reason: null },
+    { type: 'order.completed', sequence: '8', orderId: '1003', status: 'ORDER_COMPLETED_BY_SELLER', previousStatus: 'ORDER_ACCEPTED', reason: null }
   ])
+  // … and both show the order as it is now: completed.
+  t.same(events.map((e) => [e.order!.orderStatus, e.order!.isActionable]), [
+    ['ORDER_ACCEPTED', true], ['ORDER_REJECTED_BY_SELLER', false], ['ORDER_COMPLETED_BY_SELLER', false], ['ORDER_COMPLETED_BY_SELLER', false]
+  ])
+  await ordersAsNow(t, m, token, events)
   t.equal(endCursor, '8')
   // A retry changes nothing and records nothing (1003, completed, cannot be accepted again); another
   // seller's key finds no order.
@@ -126,17 +142,23 @@ t.test('the platform\'s transitions record order.cancelled (with its reason) and
   t.match(moved.data, { successful: 4, failed: 1, errors: [{ index: 3, code: 'TRANSITION_NOT_ALLOWED' }] })
   // The seller completes a delivered order.
   await m.sellerUpdate(1, [{ Order_id: 1002, Order_Status: 'ORDER_COMPLETED_BY_SELLER' }])
-  t.same((await m.follow(await m.token(1))).events.map(brief).slice(2), [
-    { type: 'order.accepted', sequence: '3', orderId: '1002', orderStatus: 'ORDER_ACCEPTED', isActionable: true, previousStatus: 'ORDER_PLACED', reason: null },
-    { type: 'order.delivered', sequence: '4', orderId: '1002', orderStatus: 'DELIVERED', isActionable: false, previousStatus: 'ORDER_ACCEPTED', reason: null },
-    { type: 'order.cancelled', sequence: '5', orderId: '1001', orderStatus: 'CANCELLED', isActionable: false, previousStatus: 'ORDER_PLACED', reason: 'Out of delivery area' },
-    { type: 'order.completed', sequence: '6', orderId: '1002', orderStatus: 'ORDER_COMPLETED_BY_SELLER', isActionable: false, previousStatus: 'DELIVERED', reason: null }
+  const one = (await m.follow(await m.token(1))).events
+  t.same((await briefs(m, 1, one)).slice(2), [
+    { type: 'order.accepted', sequence: '3', orderId: '1002', status: 'ORDER_ACCEPTED', previousStatus: 'ORDER_PLACED', reason: null },
+    { type: 'order.delivered', sequence: '4', orderId: '1002', status: 'DELIVERED', previousStatus: 'ORDER_ACCEPTED', reason: null },
+    { type: 'order.cancelled', sequence: '5', orderId: '1001', status: 'CANCELLED', previousStatus: 'ORDER_PLACED', reason: 'Out of delivery area' },
+    { type: 'order.completed', sequence: '6', orderId: '1002', status: 'ORDER_COMPLETED_BY_SELLER', previousStatus: 'DELIVERED', reason: null }
   ])
-  t.same((await m.follow(await m.token(2))).events.map(brief), [
-    { type: 'order.placed', sequence: '1', orderId: '2001', orderStatus: 'ORDER_PLACED', isActionable: true, previousStatus: null, reason: null },
-    { type: 'order.accepted', sequence: '2', orderId: '2001', orderStatus: 'ORDER_ACCEPTED', isActionable: true, previousStatus: 'ORDER_PLACED', reason: null },
-    { type: 'order.cancelled', sequence: '3', orderId: '2001', orderStatus: 'CANCELLED', isActionable: false, previousStatus: 'ORDER_ACCEPTED', reason: 'Customer cancelled' }
+  t.same(one.map((e) => [e.order!.orderId, e.order!.orderStatus]), [['1001', 'CANCELLED'], ['1002', 'ORDER_COMPLETED_BY_SELLER'],
+    ['1002', 'ORDER_COMPLETED_BY_SELLER'], ['1002', 'ORDER_COMPLETED_BY_SELLER'], ['1001', 'CANCELLED'], ['1002', 'ORDER_COMPLETED_BY_SELLER']],
+  'every event of an order shows it as it is now')
+  const two = (await m.follow(await m.token(2))).events
+  t.same(await briefs(m, 2, two), [
+    { type: 'order.placed', sequence: '1', orderId: '2001', status: 'ORDER_PLACED', previousStatus: null, reason: null },
+    { type: 'order.accepted', sequence: '2', orderId: '2001', status: 'ORDER_ACCEPTED', previousStatus: 'ORDER_PLACED', reason: null },
+    { type: 'order.cancelled', sequence: '3', orderId: '2001', status: 'CANCELLED', previousStatus: 'ORDER_ACCEPTED', reason: 'Customer cancelled' }
   ])
+  t.ok(two.every((e) => e.order!.orderStatus === 'CANCELLED' && e.order!.isActionable === false))
   t.same((await m.follow(await m.token(4))).events.map((e) => [e.sequence, e.type]), [['1', 'order.placed'], ['2', 'order.cancelled']])
   t.same(await eventLogProblems(m.database.sql), [])
 })
@@ -152,12 +174,15 @@ t.test('the auto-rejection (the real worker) records order.rejected with its rea
   await waitFor(t, 'auto-rejected', async () =>
     (await m.database.sql`select status from orders where id = 1001`)[0].status === 'ORDER_REJECTED_BY_SELLER')
   await new Promise((resolve) => setTimeout(resolve, 1000))
-  t.same((await m.follow(await m.token(1))).events.map(brief), [
-    { type: 'order.placed', sequence: '1', orderId: '1001', orderStatus: 'ORDER_PLACED', isActionable: true, previousStatus: null, reason: null },
-    { type: 'order.placed', sequence: '2', orderId: '1002', orderStatus: 'ORDER_PLACED', isActionable: true, previousStatus: null, reason: null },
-    { type: 'order.accepted', sequence: '3', orderId: '1002', orderStatus: 'ORDER_ACCEPTED', isActionable: true, previousStatus: 'ORDER_PLACED', reason: null },
-    { type: 'order.rejected', sequence: '4', orderId: '1001', orderStatus: 'ORDER_REJECTED_BY_SELLER', isActionable: false, previousStatus: 'ORDER_PLACED', reason: AUTO_REJECT_REASON }
+  const token = await m.token(1)
+  const { events } = await m.follow(token)
+  t.same(await briefs(m, 1, events), [
+    { type: 'order.placed', sequence: '1', orderId: '1001', status: 'ORDER_PLACED', previousStatus: null, reason: null },
+    { type: 'order.placed', sequence: '2', orderId: '1002', status: 'ORDER_PLACED', previousStatus: null, reason: null },
+    { type: 'order.accepted', sequence: '3', orderId: '1002', status: 'ORDER_ACCEPTED', previousStatus: 'ORDER_PLACED', reason: null },
+    { type: 'order.rejected', sequence: '4', orderId: '1001', status: 'ORDER_REJECTED_BY_SELLER', previousStatus: 'ORDER_PLACED', reason: AUTO_REJECT_REASON }
   ])
+  await ordersAsNow(t, m, token, events)
   t.same((await m.follow(await m.token(2))).events.map((e) => e.type), ['order.placed'], 'seller 2 rejects nothing by itself')
   t.same(await eventLogProblems(m.database.sql), [])
 })
@@ -226,8 +251,7 @@ t.test('the event statement is prepared per connection: with the service\'s conn
     ['1', 'order.placed', '1001'], ['2', 'order.placed', '1002'], ['3', 'order.placed', '1003'], ['4', 'order.accepted', '1001'],
     ['5', 'order.placed', '1004'], ['6', 'order.accepted', '1002'], ['7', 'order.accepted', '1004']
   ], 'every change after the termination has its event, numbered on with no gap')
-  const read = await ordersRead(m, token)
-  for (const e of events.slice(-2)) t.equal(JSON.stringify(e.order), read.get(e.order!.orderId), `order ${e.order!.orderId} as the orders read shows it`)
+  await ordersAsNow(t, m, token, events)
   t.same(await eventLogProblems(m.database.sql), [])
 })
 

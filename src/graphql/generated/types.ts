@@ -23,7 +23,10 @@ export type Event = {
   __typename?: 'Event';
   /** Stable and unique: receivers de-duplicate on it. */
   id: Scalars['ID']['output'];
-  /** The order as the orders read showed it at the moment of the event; null for an event of no order. */
+  /**
+   * The order as the orders read shows it now, when the event is read or sent (the event's own fields are as at
+   * the event); null for an event of no order, or of an order the orders read no longer shows.
+   */
   order: Maybe<Order>;
   /** The order's status before this event; null for order.placed. */
   previousStatus: Maybe<OrderStatus>;
