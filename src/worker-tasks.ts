@@ -77,7 +77,10 @@ export async function startWorker (config: Config, database: Database, sessionUr
       url: sessionUrl,
       logger: log,
       tracing,
-      details: { transports: Object.fromEntries(Object.entries(channels).map(([channel, t]) => [channel, t.name])), operatorEndpoint: operator !== null },
+      details: {
+        transports: Object.fromEntries(Object.entries(channels).map(([channel, t]) => [channel, t.name])),
+        operatorEndpoint: operator !== null
+      },
       ...effectsTasks(config, database, log)
     })
   } catch (err) {

@@ -405,7 +405,10 @@ export const sellerEvents = pgTable('seller_events', {
   storeId: integer('store_id'),
   previousStatus: orderStatus('previous_status'),
   reason: text('reason'),
-  /** The order's status right after the event (null for an event of no order): as at the event, like every field here. */
+  /**
+   * The order's status right after the event (null for an event of no order): as at the event, like every
+   * field here.
+   */
   status: orderStatus('status'),
   /** When the event was recorded, just before its transaction committed: non-decreasing along the sequence. */
   occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull(),

@@ -376,7 +376,8 @@ export class Deliverer {
 
   /** POSTs the event, signed with every secret, through the one HTTP sender. */
   private async post (d: ClaimedDelivery, base: Pick<AttemptResult, 'id' | 'subscriptionId' | 'kind' | 'attempt'>,
-    target: { url: string, secrets: SigningSecret[], allowPrivateNetworks: boolean }, body: string): Promise<AttemptResult> {
+    target: { url: string, secrets: SigningSecret[], allowPrivateNetworks: boolean }, body: string):
+    Promise<AttemptResult> {
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'order-exchange-webhooks/2',

@@ -20,8 +20,9 @@ import { shownUrl } from '../outbound/shown-url.js'
  * Fair across subscriptions: one may have at most its IN_FLIGHT deliveries leased at a time, counted from
  * the leases of every deliverer (less the attempts a deliverer has finished and not yet written), and a
  * claim takes its rows round robin (each subscription's first due row, then each one's second, ...), so an
- * endpoint that hangs with thousands queued holds four slots, not the whole pool. Two deliverers claiming in the same instant may each see the other's leases
- * not yet committed: the cap is then per deliverer for that moment, and the next claims see them all.
+ * endpoint that hangs with thousands queued holds four slots, not the whole pool. Two deliverers claiming in
+ * the same instant may each see the other's leases not yet committed: the cap is then per deliverer for that
+ * moment, and the next claims see them all.
  */
 
 /**

@@ -47,7 +47,9 @@ interface EventBody {
       orderTotalFinal: number | string
       currencyCode: string
       retailerName: string
-      retailer: null | { id: number, name: string, firstName: string | null, phone: string | null, whatsapp: string | null }
+      retailer: null | {
+        id: number, name: string, firstName: string | null, phone: string | null, whatsapp: string | null
+      }
     }
   }
 }

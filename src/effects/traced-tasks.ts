@@ -1,4 +1,3 @@
-import type { Attributes } from '@opentelemetry/api'
 import type { TaskList } from 'graphile-worker'
 import type { Tracing } from '../tracing/tracing.js'
 import type { JobTrace } from './jobs.js'
