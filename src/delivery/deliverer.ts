@@ -11,7 +11,7 @@ import { eventId, readEventBodies } from '../events/event-body.js'
 import { retryWaitMs } from './retry-schedule.js'
 import type { SecretBox } from '../webhooks/secret-box.js'
 import type { Tracing } from '../tracing/tracing.js'
-import { createWebhookSender, type SendOptions } from '../outbound/send-webhook.js'
+import { createHttpSender, type SendOptions } from '../outbound/http-sender.js'
 import { standardWebhookHeaders, type SigningSecret } from '../outbound/standard-signature.js'
 import type { LookupFunction } from 'node:net'
 import { notificationOf } from '../effects/notification.js'
@@ -71,7 +71,7 @@ const BUSY_RETRY_MS = 50
 const MIN_WAIT_MS = 50
 
 export class Deliverer {
-  private readonly sender = createWebhookSender()
+  private readonly sender = createHttpSender()
   private readonly stopController = new AbortController()
   private listener: pg.Client | null = null
   private running = false

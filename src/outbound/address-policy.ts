@@ -2,7 +2,7 @@
  * Which addresses a seller's webhook endpoint may point at. A webhook URL is chosen by the seller, and
  * the service POSTs to it from inside our network: without this policy it is a way to reach the cloud
  * metadata service (169.254.169.254), the database or any internal admin port (SSRF). Registration
- * checks the URL (checkEndpointUrl); the sender checks again at connect time (send-webhook.ts), since a
+ * checks the URL (checkEndpointUrl); the sender checks again at connect time (http-sender.ts), since a
  * name that resolved to a public address yesterday may resolve to 127.0.0.1 today (DNS rebinding).
  */
 

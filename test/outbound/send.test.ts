@@ -3,7 +3,7 @@ import type { AddressInfo, LookupFunction, Socket } from 'node:net'
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import { checkEndpointUrl, forbiddenAddressReason, type LookupAll, type UrlPolicy } from '../../src/outbound/address-policy.js'
-import { createWebhookSender, type SendOptions } from '../../src/outbound/send-webhook.js'
+import { createHttpSender, type SendOptions } from '../../src/outbound/http-sender.js'
 import { fuzzRuns, fuzzSeed, hostileString } from '../helpers/fuzz.js'
 
 /*
@@ -52,8 +52,8 @@ async function startStand (t: Test, handle: Handler = (_req, res) => { res.end('
   return stand
 }
 
-function sender (t: Test): ReturnType<typeof createWebhookSender> {
-  const s = createWebhookSender()
+function sender (t: Test): ReturnType<typeof createHttpSender> {
+  const s = createHttpSender()
   t.teardown(() => s.close())
   return s
 }
@@ -364,19 +364,25 @@ t.test('DNS rebinding: a name that resolves to a forbidden address is refused at
   t.equal(stand.hits.length, 1)
 })
 
-t.test('a pooled connection to a forbidden address is refused when reused by a guarded send', async (t) => {
+t.test('a connection pooled by a send that allowed private networks is never reused by a guarded send', async (t) => {
   const stand = await startStand(t)
   const s = sender(t)
+  const url = `http://app.example.com:${stand.port}/`
   // Opened while private networks were allowed, then kept alive in the pool under the name app.example.com.
-  const inside = fakeLookup({ 'app.example.com': ['127.0.0.1'] })
-  t.match(await s.send(`http://app.example.com:${stand.port}/`, {}, BODY, { ...LOCAL, lookup: inside }), { delivered: true })
-  // Now the name looks public, but the pooled socket still goes to 127.0.0.1: the socket's address decides.
-  const outside = fakeLookup({ 'app.example.com': ['93.184.216.34'] })
-  t.match(await s.send(`http://app.example.com:${stand.port}/`, {}, BODY, { ...GUARDED, lookup: outside }),
-    { delivered: false, error: 'address 127.0.0.1 is not allowed (loopback)' })
-  t.same(outside.calls, [], 'no lookup: the pooled connection was reused')
+  const table: Record<string, string[]> = { 'app.example.com': ['127.0.0.1'] }
+  const lookup = fakeLookup(table)
+  t.match(await s.send(url, {}, BODY, { ...LOCAL, lookup }), { delivered: true })
+  // Now the name looks public (192.0.2.1, TEST-NET-1: allowed by the policy, answers nothing here). A guarded
+  // send resolves it again through the guard rather than riding the pooled connection to 127.0.0.1.
+  table['app.example.com'] = ['192.0.2.1']
+  t.match(await s.send(url, {}, BODY, { ...GUARDED, lookup, timeoutMs: 500 }), { delivered: false, status: null })
+  t.same(lookup.calls, ['app.example.com', 'app.example.com'], 'looked up again: the pooled connection was not reused')
+  // Re-pointed at 127.0.0.1 again: refused at connect time.
+  table['app.example.com'] = ['127.0.0.1']
+  t.match(await s.send(url, {}, BODY, { ...GUARDED, lookup }), { delivered: false, error: 'address 127.0.0.1 is not allowed (loopback)' })
   await pause(50)
-  t.equal(stand.hits.length, 1, 'the refused request never reached the server')
+  t.equal(stand.hits.length, 1, 'the guarded sends never reached the server')
+  t.equal(stand.connections, 1)
 })
 
 // --- send: the worker stopping, connections ---------------------------------------------------------
@@ -399,7 +405,7 @@ t.test('stop abandons an in-flight request at once', async (t) => {
 
 t.test('keep-alive: sends to the same endpoint share one connection; close() ends the sender', async (t) => {
   const stand = await startStand(t)
-  const s = createWebhookSender()
+  const s = createHttpSender()
   for (let i = 0; i < 3; i++) t.match(await s.send(`${stand.url}/hook`, {}, BODY, LOCAL), { delivered: true })
   t.equal(stand.hits.length, 3)
   t.equal(stand.connections, 1, 'one connection for three sends')

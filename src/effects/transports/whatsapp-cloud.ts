@@ -1,7 +1,8 @@
 import type { NotificationEventType } from '../jobs.js'
 import type { Notification } from '../notification.js'
-import { postWithDeadline } from './http.js'
+import { failureText, operatorSendOptions } from './operator-post.js'
 import { PermanentDeliveryError, type NotificationTransport } from './types.js'
+import { createHttpSender } from '../../outbound/http-sender.js'
 
 export interface WhatsappCloudOptions {
   /** e.g. https://graph.facebook.com/v21.0 (a local stand-in in tests). */
@@ -45,24 +46,25 @@ export function whatsappMessage (n: Notification, to: string, options: Pick<What
 /** Sends a template message to the retailer's WhatsApp number, else phone, through Meta's WhatsApp Cloud API. */
 export function whatsappCloudTransport (options: WhatsappCloudOptions): NotificationTransport {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/${encodeURIComponent(options.phoneNumberId)}/messages`
+  const sender = createHttpSender()
   return {
     name: 'whatsapp-cloud',
     async send (n, stop) {
       const to = whatsappRecipient(n)
       if (!to) throw new PermanentDeliveryError(`retailer ${n.retailer.retailerId} has no whatsapp or phone number`)
-      const answer = await postWithDeadline(url, {
-        headers: { authorization: `Bearer ${options.accessToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify(whatsappMessage(n, to, options))
-      }, 'whatsapp-cloud', options.timeoutMs, stop)
-      if (!answer.ok) {
-        // Meta's error object says why (e.g. code 131026, message undeliverable); keep it short.
+      const sent = await sender.send(url, { authorization: `Bearer ${options.accessToken}`, 'content-type': 'application/json' },
+        JSON.stringify(whatsappMessage(n, to, options)), operatorSendOptions(options.timeoutMs, stop))
+      if (!sent.delivered) {
+        // Meta's error object says why (e.g. code 131026, message undeliverable); keep it short. It is read
+        // from the answer's first 1,024 bytes: Meta's error objects are a few hundred; a longer answer loses
+        // the detail, not the status.
         let detail = ''
         try {
-          const e = JSON.parse(answer.text).error
+          const e = JSON.parse(sent.answerHead).error
           const parts = e && typeof e === 'object' ? [e.code, e.message].filter((x) => x !== undefined) : []
           if (parts.length > 0) detail = `: ${parts.join(' ')}`
         } catch {}
-        throw new Error(`whatsapp-cloud answered HTTP ${answer.status}${detail.slice(0, 300)}`)
+        throw new Error(`${failureText('whatsapp-cloud', sent)}${detail.slice(0, 300)}`)
       }
     }
   }
