@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/client.js'
 import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
 import { Deliverer } from '../../src/delivery/deliverer.js'
+import { logTransport } from '../../src/effects/transports/log.js'
 import { createEndpoint, sendTestEvent } from '../../src/webhooks/endpoints.js'
 import { SecretBox } from '../../src/webhooks/secret-box.js'
 import { benchDatabase, machineLine } from '../lib/database.js'
@@ -84,10 +85,14 @@ export async function main (): Promise<void> {
       createEndpoint(tx, { sellerId: seller, storeIds: null }, { url, types: null, description: 'bench' }, box))).id
     const a = await endpoint(A, aServer.url)
     const b = await endpoint(B, bServer.url)
+    const notices = logTransport(pino({ level: 'warn' }))
     const newDeliverer = (): Deliverer => new Deliverer({
       db: delivererDb.db,
       sessionUrl: bench.url,
       box,
+      operator: null,
+      // The notification channels every database has, to the log (at warn: not written), as in testing.
+      channels: { seller: notices, customer: notices, messaging: notices },
       logger: pino({ level: 'warn' }),
       concurrency: CONCURRENCY,
       timeoutMs: TIMEOUT_MS,

@@ -110,7 +110,8 @@ t.test('500s, 429 and 503 with Retry-After, timeouts, dropped connections: all d
     attempted_at: string
   }
   const attempts = await m.database.sql<Attempt[]>`
-    select sequence::text, attempt, succeeded, http_status, error, attempted_at from delivery_attempts order by id`
+    select sequence::text, attempt, succeeded, http_status, error, attempted_at from delivery_attempts
+    where subscription_id = ${created.json.data.id} order by id`
   const bySequence = new Map<string, Attempt[]>()
   for (const a of attempts) bySequence.set(a.sequence, [...(bySequence.get(a.sequence) ?? []), a])
   for (const [sequence, list] of bySequence) {
@@ -175,13 +176,14 @@ t.test('a redirect is a failure and is never followed', async (t: Test) => {
   })
   await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { redirecting.closeAllConnections(); redirecting.close() })
-  await m.webhooks(1, 'POST', '', { url: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/` })
+  const created = await m.webhooks(1, 'POST', '', { url: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/` })
+  const id = created.json.data.id
   await m.deliverer({ retryWait: (attempt) => attempt >= 2 ? null : 50 })
   await m.place([{ orderId: 4101, seller: 1 }])
   await until(t, 'two attempts given up', async () =>
-    (await m.database.sql`select 1 from deliveries where status = 'FAILED'`).length === 1)
-  const [attempt] = await m.database.sql`select http_status, error from delivery_attempts order by id limit 1`
-  t.same(attempt, { http_status: 302, error: 'redirect (302) not followed' })
+    (await m.database.sql`select 1 from deliveries where subscription_id = ${id} and status = 'FAILED'`).length === 1)
+  const attempts = await m.database.sql`select http_status, error from delivery_attempts where subscription_id = ${id} order by id`
+  t.same(attempts, [1, 2].map(() => ({ http_status: 302, error: 'redirect (302) not followed' })))
   t.equal(target.received.length, 0)
 })
 
@@ -195,11 +197,11 @@ t.test('five days of failures disable the endpoint; a success before clears the 
   const first = await m.deliverer({ retryWait })
   await m.place([{ orderId: 4201, seller: 1 }])
   await until(t, 'failing since', async () =>
-    (await m.database.sql`select 1 from subscriptions where failing_since is not null`).length === 1)
+    (await m.database.sql`select 1 from subscriptions where id = ${id} and failing_since is not null`).length === 1)
   answer = 200
   await m.place([{ orderId: 4202, seller: 1 }])
   await until(t, 'cleared by a success', async () =>
-    (await m.database.sql`select 1 from subscriptions where failing_since is null`).length === 1)
+    (await m.database.sql`select 1 from subscriptions where id = ${id} and failing_since is null`).length === 1)
   // Either 4201's retry or 4202 can be what cleared it: the other, still in flight when the clock is turned back,
   // would succeed after that and clear it again (seen in CI under load). Stopping the deliverer lets what is in
   // flight end and writes its results first.
@@ -209,7 +211,7 @@ t.test('five days of failures disable the endpoint; a success before clears the 
   await m.deliverer({ retryWait })
   await m.place([{ orderId: 4203, seller: 1 }])
   await until(t, 'disabled', async () =>
-    (await m.database.sql`select 1 from subscriptions where status = 'DISABLED'`).length === 1)
+    (await m.database.sql`select 1 from subscriptions where id = ${id} and status = 'DISABLED'`).length === 1)
   const [row] = await m.database.sql`select disabled_reason from subscriptions where id = ${id}`
   t.equal(row.disabled_reason, 'every attempt failed for 5 days')
 })
@@ -219,7 +221,8 @@ t.test('DNS rebinding: a host that resolves to loopback at delivery time is refu
   const receiver = await verifyingReceiver(t, () => [])
   const port = new URL(receiver.url).port
   // Registered while it resolved elsewhere (testing allows any URL); at delivery it resolves to 127.0.0.1.
-  await m.webhooks(1, 'POST', '', { url: `http://rebind.example:${port}/` })
+  const created = await m.webhooks(1, 'POST', '', { url: `http://rebind.example:${port}/` })
+  const id = created.json.data.id
   const lookup = ((_host: string, options: any, callback: any) => {
     const cb = typeof options === 'function' ? options : callback
     if (typeof options === 'object' && options?.all) cb(null, [{ address: '127.0.0.1', family: 4 }])
@@ -227,8 +230,9 @@ t.test('DNS rebinding: a host that resolves to loopback at delivery time is refu
   }) as any
   await m.deliverer({ allowPrivateNetworks: false, lookup, retryWait: () => null })
   await m.place([{ orderId: 4301, seller: 1 }])
-  await until(t, 'the attempt', async () => (await m.database.sql`select 1 from delivery_attempts`).length === 1)
-  const [attempt] = await m.database.sql`select succeeded, http_status, error from delivery_attempts`
+  await until(t, 'the attempt', async () =>
+    (await m.database.sql`select 1 from delivery_attempts where subscription_id = ${id}`).length === 1)
+  const [attempt] = await m.database.sql`select succeeded, http_status, error from delivery_attempts where subscription_id = ${id}`
   t.match(attempt, { succeeded: false, http_status: null, error: /127\.0\.0\.1.*not allowed/ })
   t.equal(receiver.received.length, 0)
 })
@@ -269,8 +273,9 @@ t.test('delivering to every forbidden range is refused before connecting, by nam
     ...forbidden.filter((a) => !a.includes(':')).map((ip) => `http://${ip}:9/`)]
   for (const url of urls) {
     const id = randomUUID()
-    await m.database.sql`insert into subscriptions (id, seller_id, url, secret, last_sequence)
-      values (${id}, 1, ${url}, ${box.seal(id, newEndpointSecret())}, 0)`
+    await m.database.sql`insert into subscriptions (id, kind, seller_id, url, secret)
+      values (${id}, 'seller-webhook', 1, ${url}, ${box.seal(id, newEndpointSecret())})`
+    await m.database.sql`insert into subscription_cursors (subscription_id, seller_id, last_sequence) values (${id}, 1, 0)`
   }
   const lookup = ((host: string, options: any, callback: any) => {
     const cb = typeof options === 'function' ? options : callback
@@ -284,11 +289,14 @@ t.test('delivering to every forbidden range is refused before connecting, by nam
   await m.place([{ orderId: 4501, seller: 1 }])
   const endpoints = address.size + forbidden.filter((a) => !a.includes(':')).length
   await until(t, 'one attempt per endpoint', async () => {
-    const n = (await m.database.sql`select 1 from delivery_attempts`).length
+    const n = (await m.database.sql`select 1 from delivery_attempts a join subscriptions w on w.id = a.subscription_id
+      where w.kind = 'seller-webhook'`).length
     return n === endpoints
   })
   const attempts = await m.database.sql<Array<{ url: string, succeeded: boolean, error: string, duration_ms: number }>>`
-    select w.url, a.succeeded, a.error, a.duration_ms from delivery_attempts a join subscriptions w on w.id = a.subscription_id`
+    select w.url, a.succeeded, a.error, a.duration_ms from delivery_attempts a join subscriptions w on w.id = a.subscription_id
+    where w.kind = 'seller-webhook'`
+  t.equal(new Set(attempts.map((a) => a.url)).size, endpoints, 'every endpoint tried once')
   for (const a of attempts) {
     t.notOk(a.succeeded, a.url)
     t.match(a.error, /not allowed/, `${a.url}: ${a.error}`)
@@ -304,11 +312,13 @@ t.test('a secret that cannot be opened (WEBHOOK_SECRETS_KEY changed) is a failed
     const box = SecretBox.of(m.config)!
     await m.database.sql`update subscriptions set secret = ${box.seal(randomUUID(), newEndpointSecret())}
       where id = ${created.json.data.id}`
+    const id = created.json.data.id
     await m.deliverer({ retryWait: (attempt) => attempt >= 2 ? null : 50 })
     await m.place([{ orderId: 4601, seller: 1 }])
     await until(t, 'given up', async () =>
-      (await m.database.sql`select 1 from deliveries where status = 'FAILED'`).length === 1)
-    const attempts = await m.database.sql`select attempt, succeeded, error from delivery_attempts order by id`
+      (await m.database.sql`select 1 from deliveries where subscription_id = ${id} and status = 'FAILED'`).length === 1)
+    const attempts = await m.database.sql`select attempt, succeeded, error from delivery_attempts
+      where subscription_id = ${id} order by id`
     t.same(attempts.map((a) => a.attempt), [1, 2])
     t.match(attempts[0].error, /secret cannot be read/)
     t.equal(receiver.received.length, 0, 'nothing unsigned was sent')
@@ -318,16 +328,25 @@ t.test('a deliverer stopping aborts what is in flight (a failed attempt, retried
   async (t: Test) => {
     const m = await webhookMarket(t)
     const receiver = await verifyingReceiver(t, () => [], () => 'hang')
-    await m.webhooks(1, 'POST', '', { url: receiver.url })
+    const created = await m.webhooks(1, 'POST', '', { url: receiver.url })
+    const id = created.json.data.id
+    // The endpoint's deliveries alone: with one slot, a notification claimed ahead would take the place this test
+    // expects the endpoint's second delivery in.
+    await m.database.sql`update subscriptions set status = 'DISABLED' where kind <> 'seller-webhook'`
     const deliverer = await m.deliverer({ concurrency: 1, timeoutMs: 10_000 })
     await m.place([{ orderId: 4701, seller: 1 }, { orderId: 4702, seller: 1 }])
     await until(t, 'one attempt in flight', () => receiver.received.length === 1)
+    // Both leased: the one in flight, and the other claimed ahead (an attempt counts only once written).
+    await until(t, 'the second claimed ahead', async () => (await m.database.sql`select 1 from deliveries
+      where subscription_id = ${id} and attempts = 0 and leased_until > now()`).length === 2)
     await deliverer.stop(100)
-    const rows = await m.database.sql<Array<{ attempts: number, due: boolean, status: string }>>`
-      select attempts, next_attempt_at <= now() as due, status from deliveries order by id`
+    const rows = await m.database.sql<Array<{ attempts: number, due: boolean, leased: boolean, status: string }>>`
+      select attempts, next_attempt_at <= now() as due, leased_until is not null as leased, status from deliveries
+      where subscription_id = ${id} order by id`
     t.same(rows.map((r) => r.status), ['PENDING', 'PENDING'])
     t.same(rows.map((r) => r.attempts).sort(), [0, 1], 'the aborted attempt counted, the one claimed ahead given back')
     t.ok(rows.find((r) => r.attempts === 0)!.due, 'given back: due at once')
-    const [attempt] = await m.database.sql`select error from delivery_attempts`
+    t.same(rows.map((r) => r.leased), [false, false], 'no lease left behind')
+    const [attempt] = await m.database.sql`select error from delivery_attempts where subscription_id = ${id}`
     t.match(attempt.error, /stopping|abandoned/)
   })

@@ -66,16 +66,25 @@ t.test('every event is delivered, signed, as the feed shows it, per order in ord
   t.same(outOfOrder(all.delivered), [], 'per order, in order')
   const bySequence = new Map(all.delivered.map((d) => [d.sequence, d]))
   t.equal(bySequence.size, feed.length, 'each event once (no retries were needed)')
+  // The event's own fields are as at the event; its order is the order as it is when the attempt starts. The
+  // feed was read after the last change: an order's last event was sent after that change too, so its body's
+  // order is the feed's; an earlier event may have gone out before a later change (the "as now" is shown below).
+  const orderOf = (e: (typeof feed)[number]): string => e.order?.orderId ?? 'none'
+  t.notOk(feed.some((e) => e.order === null), 'every event\'s order is there')
+  const lastOfOrder = new Map(feed.map((e) => [orderOf(e), e.sequence]))
   for (const e of feed) {
     const d = bySequence.get(Number(e.sequence))!
     t.equal(d.id, e.id, 'webhook-id is the event id')
-    t.same(d.body, {
+    const { order, ...data } = d.body.data
+    t.same({ ...d.body, data }, {
       id: e.id,
       type: e.type,
       sequence: e.sequence,
       timestamp: e.timestamp,
-      data: { order: e.order, previousStatus: e.previousStatus, reason: e.reason }
+      data: { previousStatus: e.previousStatus, reason: e.reason }
     }, `event ${e.sequence}: the feed's event`)
+    if (lastOfOrder.get(orderOf(e)) === e.sequence) t.same(order, e.order, `event ${e.sequence}: the order as now`)
+    else t.equal(order.orderId, orderOf(e), `event ${e.sequence}: its order`)
   }
   t.same([...new Set(accepted.delivered.map((d) => d.type))], ['order.accepted'])
   t.notOk(all.delivered.some((d) => d.orderId === '9001'), 'another seller\'s event is not sent')
@@ -87,15 +96,37 @@ t.test('every event is delivered, signed, as the feed shows it, per order in ord
   t.match(log.json.data.attempts[0], { attempt: 1, succeeded: true, httpStatus: 200, error: null, answer: '{"ok":true}' })
   t.equal(log.json.data.pageInfo.hasNext, false)
 
-  // Retention: finished deliveries and attempts older than EVENT_RETENTION_DAYS go; a pending one stays.
+  // Retention: finished deliveries and attempts older than EVENT_RETENTION_DAYS go, the endpoints' and the
+  // notifications' alike; a pending one stays.
   await m.database.sql`update delivery_attempts set attempted_at = now() - interval '31 days' where sequence <= 10`
   await m.database.sql`update deliveries set finished_at = now() - interval '31 days' where sequence <= 10`
   await m.database.sql`update deliveries set status = 'PENDING', next_attempt_at = now() + interval '1 day'
     where sequence = 11`
-  const rows = await m.database.sql`select count(*)::int as n from deliveries where sequence <= 10`
-  t.equal(await pruneDeliveryLog(m.database.db, 30), 10 + rows[0].n)
-  t.same(await m.database.sql`select status from deliveries where sequence = 11`, [{ status: 'PENDING' }], 'pending kept')
+  const [old] = await m.database.sql`select
+    (select count(*)::int from delivery_attempts where sequence <= 10) as attempts,
+    (select count(*)::int from delivery_attempts where sequence <= 10 and subscription_id = ${created.json.data.id}) as endpoint,
+    (select count(*)::int from deliveries where sequence <= 10) as deliveries,
+    (select count(*)::int from deliveries d join subscriptions s on s.id = d.subscription_id
+      where d.seller_id = 1 and d.sequence <= 10 and s.kind = 'notify-seller') as notified`
+  t.equal(old.endpoint, 10, 'the endpoint\'s ten attempts')
+  t.equal(old.notified, 10, 'and the seller\'s ten notifications')
+  t.equal(await pruneDeliveryLog(m.database.db, 30), old.attempts + old.deliveries)
+  const kept = await m.database.sql`select status from deliveries where sequence = 11`
+  t.equal(kept.length, 2, 'the endpoint\'s and the seller notification\'s')
+  t.same([...new Set(kept.map((r) => r.status))], ['PENDING'], 'pending kept')
   t.equal(await pruneDeliveryLog(m.database.db, 30), 0)
+
+  // The order as it is now, not as at the event: a change after an event shows in that event sent again.
+  const placed = feed.find((e) => e.type === 'order.placed' && orderOf(e) === '5039')!
+  t.equal(placed.order?.orderStatus, 'ORDER_PLACED', 'never moved so far')
+  await m.sellerUpdate(1, [{ Order_id: 5039, Order_Status: 'ORDER_ACCEPTED' }])
+  const before = all.delivered.length
+  const replayed = await m.webhooks(1, 'POST', `/${created.json.data.id}/replay`, { eventIds: [placed.id] })
+  t.equal(replayed.status, 200)
+  await until(t, 'the replayed placement', () => all.delivered.slice(before).some((d) => d.id === placed.id))
+  const again = all.delivered.slice(before).find((d) => d.id === placed.id)!
+  t.match(again.body, { type: 'order.placed', sequence: placed.sequence, data: { previousStatus: null, order: { orderId: '5039' } } })
+  t.equal(again.body.data.order.orderStatus, 'ORDER_ACCEPTED', 'the order as it is now')
 })
 
 t.test('a test event, a secret rotation (both secrets sign), a replay', async (t: Test) => {
@@ -142,6 +173,9 @@ t.test('dispatch is not held off by the key-share lock an attempt row\'s foreign
   // What inserting an attempt does to its endpoint's row while its transaction runs.
   const lock = await holdInTransaction(m.database.sql, (sql) =>
     sql`select 1 from subscriptions where id = ${created.json.data.id} for key share`)
-  t.same(await dispatchEvents(m.database.db), { queued: 2, busy: 0, full: [] }, 'queued while the lock is held')
+  // Two for the endpoint, and two for the seller's notifications (a placement tells the seller alone).
+  t.same(await dispatchEvents(m.database.db), { queued: 4, busy: 0, full: [] }, 'queued while the lock is held')
+  t.same(await m.database.sql`select count(*)::int as n from deliveries where subscription_id = ${created.json.data.id}`,
+    [{ n: 2 }], 'the endpoint\'s two')
   await lock.release()
 })

@@ -74,6 +74,8 @@ function holder (t: Test, url: string) {
 async function footprint (sql: postgres.Sql, sellerId: number) {
   return {
     endpoints: await sql`select * from subscriptions where seller_id = ${sellerId} order by id`,
+    cursors: await sql`select c.* from subscription_cursors c join subscriptions s on s.id = c.subscription_id
+      where s.seller_id = ${sellerId} order by c.subscription_id`,
     deliveries: await sql`select * from deliveries where seller_id = ${sellerId} order by id`,
     events: await sql`select * from seller_events where seller_id = ${sellerId} order by sequence`,
     counter: await sql`select * from seller_event_counters where seller_id = ${sellerId}`

@@ -235,6 +235,9 @@ t.test('fuzzed webhook endpoint routes: the envelope, no 5xx, no cross-seller ac
   // What B's requests must leave as it is (taken after A's own tests above queued theirs: a test's empty body
   // with Content-Type: application/json is no body, so they are queued).
   const frozenRows = await database.sql`select * from subscriptions where id = any(${frozen}::uuid[]) order by id`
+  const cursorsOf = () => database.sql`select subscription_id::text, seller_id, last_sequence::text from subscription_cursors
+    where subscription_id = any(${frozen}::uuid[]) order by subscription_id, seller_id`
+  const frozenCursors = await cursorsOf()
   const [frozenQueue] = await database.sql`select count(*)::int as n from deliveries where subscription_id = any(${frozen}::uuid[])`
   t.ok(frozenQueue.n >= 5, `A's own tests were queued (${frozenQueue.n as number})`)
 
@@ -376,18 +379,20 @@ t.test('fuzzed webhook endpoint routes: the envelope, no 5xx, no cross-seller ac
   const accepted = [...deviations].filter(([k]) => k.startsWith('2xx'))
   t.same(accepted, [], 'no body the schema refuses is accepted')
 
-  const counts = await database.sql`select seller_id, count(*)::int as n from subscriptions group by seller_id`
+  const counts = await database.sql`select seller_id, count(*)::int as n from subscriptions
+    where kind = 'seller-webhook' group by seller_id`
   t.ok(counts.every((c) => c.n <= MAX_ENDPOINTS), `at most ten endpoints per seller: ${JSON.stringify(counts)}`)
   const stored = async (seller: number) => (await database.sql`select id::text as id from subscriptions where seller_id = ${seller}`).map((r) => r.id).sort()
   t.same(await stored(a), [...frozen, ...live.get(a)!].sort(), 'A\'s endpoints are what the answers said')
   t.same(await stored(b), [...live.get(b)!].sort(), 'B\'s endpoints are what the answers said')
   t.same(await database.sql`select * from subscriptions where id = any(${frozen}::uuid[]) order by id`, frozenRows,
     'A\'s endpoints that B aimed at are exactly as they were')
+  t.same(await cursorsOf(), frozenCursors, 'and so are their cursors')
   const [queue] = await database.sql`select count(*)::int as n from deliveries where subscription_id = any(${frozen}::uuid[])`
   t.equal(queue.n, frozenQueue.n, 'nothing was queued for them')
   const [attempts] = await database.sql`select count(*)::int as n from delivery_attempts where subscription_id = any(${frozen}::uuid[])`
   t.equal(attempts.n, frozen.length, 'their attempt log is as it was')
-  const private_ = (await database.sql`select url from subscriptions`).filter((r) => {
+  const private_ = (await database.sql`select url from subscriptions where kind = 'seller-webhook'`).filter((r) => {
     const host = new URL(r.url as string).hostname.replace(/^\[|\]$/g, '')
     const reason = forbiddenAddressReason(host)
     return !(r.url as string).startsWith('https:') || (reason !== null && reason !== 'not an IP address')

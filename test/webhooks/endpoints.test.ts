@@ -50,15 +50,19 @@ async function create (t: Test, m: WebhookMarket, seller: number, body: Record<s
   return res.json.data as Record<string, any> & { id: string, secret: string }
 }
 
-/** The endpoint's row, every column. */
+/** The endpoint's row, every column, and its cursor (subscription_cursors). */
 async function endpointRow (m: WebhookMarket, id: string): Promise<Record<string, unknown> | undefined> {
   const [row] = await m.database.sql`select * from subscriptions where id = ${id}::uuid`
-  return row
+  if (row === undefined) return undefined
+  const cursors = await m.database.sql`select seller_id, last_sequence::text from subscription_cursors
+    where subscription_id = ${id}::uuid order by seller_id`
+  return { ...row, cursors: [...cursors] }
 }
 
+/** The sellers' endpoints (not the operator's endpoint nor the notification channels every database has). */
 async function countEndpoints (m: WebhookMarket, seller?: number): Promise<number> {
   const [{ n }] = seller === undefined
-    ? await m.database.sql`select count(*)::int as n from subscriptions`
+    ? await m.database.sql`select count(*)::int as n from subscriptions where kind = 'seller-webhook'`
     : await m.database.sql`select count(*)::int as n from subscriptions where seller_id = ${seller}`
   return n as number
 }
@@ -470,7 +474,7 @@ t.test('production without WEBHOOK_SECRETS_KEY: endpoints cannot be made (503 WE
   const created = await inject(live, 'POST', '', { url: PUBLIC_URL })
   t.same({ status: created.status, json: created.json },
     { status: 503, json: failure(503, 'WEBHOOKS_NOT_CONFIGURED', WebhookText.notConfigured) })
-  const [{ n }] = await database.sql`select count(*)::int as n from subscriptions`
+  const [{ n }] = await database.sql`select count(*)::int as n from subscriptions where kind = 'seller-webhook'`
   t.equal(n, 0, 'nothing stored')
   const list = await inject(live, 'GET', '')
   t.same([list.status, list.json.data], [200, { endpoints: [] }], 'listing still answers')

@@ -86,6 +86,15 @@ t.test('a claim is round robin across endpoints, at most the cap of each in flig
   t.same(count(again), [2, 2, 0], 'given back: claimable at once')
   const rows = await m.database.sql`select count(*)::int as n from deliveries where attempts <> 0`
   t.equal(rows[0].n, 0, 'claims count no attempt')
+
+  // A shared subscription (here the seller notifications, every seller's events) has the larger cap.
+  const [shared] = await m.database.sql`select id::text as id from subscriptions where kind = 'notify-seller'`
+  await m.database.sql`insert into deliveries (subscription_id, seller_id, sequence, type)
+    select ${shared.id}, 1, s, 'order.placed' from generate_series(1, ${IN_FLIGHT.shared + 8}) s`
+  const notified = await claimDeliveries(m.database.db, 100, 60_000)
+  t.same(count(notified), [0, 0, 0], 'the endpoints still at their cap')
+  t.equal(notified.filter((c) => c.subscriptionId === shared.id).length, IN_FLIGHT.shared, 'the shared kind: up to its own cap')
+  t.same([...new Set(notified.map((c) => c.kind))], ['notify-seller'])
 })
 
 t.test('replays: one at a time per endpoint, never past the pending cap; a full endpoint\'s new events wait in the log', async (t: Test) => {
@@ -115,11 +124,13 @@ t.test('replays: one at a time per endpoint, never past the pending cap; a full 
     t.equal(full.status, 409)
     t.match(full.json, { code: WebhookCode.queueFull, message: new RegExp(`${MAX_PENDING_DELIVERIES} deliveries pending.*wait until`) })
   }
-  const cursor = async (): Promise<string> =>
-    (await m.database.sql`select last_sequence::text as s from subscriptions where id = ${id}`)[0].s
+  const cursor = async (): Promise<string> => (await m.database.sql`select last_sequence::text as s
+    from subscription_cursors where subscription_id = ${id} and seller_id = 1`)[0].s
   const before = await cursor()
   await m.place([{ orderId: 8804, seller: 1 }, { orderId: 8805, seller: 1 }])
-  t.same(await dispatchEvents(m.database.db), { queued: 0, busy: 0, full: [id] }, 'nothing queued at the cap')
+  // The two placements go to the seller's notifications (a subscription of its own, not full); none to the endpoint.
+  t.same(await dispatchEvents(m.database.db), { queued: 2, busy: 0, full: [id] }, 'nothing queued at the cap')
+  t.equal(await pending(m, id), MAX_PENDING_DELIVERIES, 'none for the endpoint')
   t.equal(await cursor(), before, 'the cursor stays: the events wait in the log')
 
   // The queue drains by one: the first new placement fits; by two more: the other, and there is room for one.
@@ -149,20 +160,25 @@ t.test('a claim never sent (a killed worker) costs no attempt: its lease ends, a
   const created = await m.webhooks(1, 'POST', '', { url: receiver.url })
   secret = created.json.data.secret
   await m.place([{ orderId: 8901, seller: 1 }])
+  const id = created.json.data.id
   await dispatchEvents(m.database.db)
-  const [claimed] = await claimDeliveries(m.database.db, 10, 60_000)
-  t.equal(claimed.attempt, 1)
+  // The endpoint's delivery and the seller's notification of the placement: one each.
+  const claimed = await claimDeliveries(m.database.db, 10, 60_000)
+  t.same(claimed.map((c) => c.kind).sort(), ['notify-seller', 'seller-webhook'])
+  t.same(claimed.map((c) => c.attempt), [1, 1])
   t.same(await claimDeliveries(m.database.db, 10, 60_000), [], 'leased: not claimed twice')
-  const [held] = await m.database.sql`select attempts, leased_until > now() as leased from deliveries`
+  const [held] = await m.database.sql`select attempts, leased_until > now() as leased from deliveries where subscription_id = ${id}`
   t.same(held, { attempts: 0, leased: true }, 'the claim counted nothing')
   // The worker dies: nothing is recorded, nothing released. Its lease ends.
   await m.database.sql`update deliveries set leased_until = now() - interval '1 second'`
   await m.deliverer()
   await until(t, 'delivered', () => receiver.delivered.length === 1)
   await allRecorded(t, m)
-  const attempts = await m.database.sql`select attempt, succeeded from delivery_attempts order by id`
-  t.same(attempts, [{ attempt: 1, succeeded: true }], 'attempt 1 in the log, none lost')
-  const [row] = await m.database.sql`select attempts, leased_until from deliveries`
+  const attempts = await m.database.sql`select s.kind, a.attempt, a.succeeded from delivery_attempts a
+    join subscriptions s on s.id = a.subscription_id order by s.kind::text`
+  t.same(attempts, ['notify-seller', 'seller-webhook'].map((kind) => ({ kind, attempt: 1, succeeded: true })),
+    'attempt 1 in the log, none lost')
+  const [row] = await m.database.sql`select attempts, leased_until from deliveries where subscription_id = ${id}`
   t.same(row, { attempts: 1, leased_until: null }, 'the delivery\'s attempts match the log, the lease cleared')
 })
 
