@@ -233,32 +233,44 @@ t.test('backends terminated during a 50,000-row sync: nothing or everything appl
   t.equal(server.child.exitCode, null, 'the process never ended')
 })
 
-t.test('backends terminated while jobs run: every notification is delivered, the liveness lock comes back', async (t) => {
-  // Each answer takes a moment, so jobs are in flight when their sessions are terminated.
-  const receiver = await startReceiver(t, () => new Promise((resolve) => setTimeout(() => resolve(200), 40)))
+t.test('backends terminated while deliveries run: every event is delivered, the liveness lock comes back', async (t) => {
+  // Each answer takes a moment and few go at once, so deliveries are in flight when their sessions are terminated.
+  const receiver = await startReceiver(t, () => new Promise((resolve) => setTimeout(() => resolve(200), 100)))
   const { server, port, database } = await runServer(t, {
     WORKER_ENABLED: 'true',
     WORKER_CONCURRENCY: '4',
     WORKER_POLL_INTERVAL_MS: '200',
     WORKER_RECOVERY_INTERVAL_MS: '300',
-    NOTIFY_SELLER_TRANSPORT: 'webhook',
-    NOTIFY_CUSTOMER_TRANSPORT: 'webhook',
-    NOTIFY_MESSAGING_TRANSPORT: 'webhook',
+    WEBHOOK_DELIVERY_CONCURRENCY: '8',
+    // A delivery whose result was not written comes back when its lease (the timeout + 10 s) ends.
+    WEBHOOK_DELIVERY_TIMEOUT_MS: '2000',
+    // The operator's firehose: every event once, whatever the channels; the notifications go to the log.
     WEBHOOK_URL: receiver.url,
     WEBHOOK_SECRET: 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz'
   })
   await waitFor('the worker', () => server.lines().some((l) => l.msg === 'effects worker started'))
   const shop = await createShop(database)
-  const ids = await shop.orders(40)
+  const ids = await shop.orders(120)
   const res = await statusBatch(port, await shop.apiKey(), { order_status: ids.map((id) => reject(id, 'Out of stock')) })
-  t.equal(res.body.data.successful, 40)
+  t.equal(res.body.data.successful, 120)
   for (let i = 0; i < 3; i++) {
     await waitFor('deliveries going on', () => receiver.received.length >= 10 + i * 20, 30_000)
     t.ok(await terminateServiceBackends(database) > 0, `round ${i + 1}: backends terminated mid-delivery`)
   }
-  await waitFor('all delivered', async () => (await database.sql`select count(*)::int as n from notification_deliveries where status = 'DELIVERED'`)[0].n === 120, 60_000)
-  const events = new Set(receiver.received.map((r) => r.headers['x-order-exchange-event-id']))
+  // 120 events: one delivery each to the operator's endpoint, and one to each of the three channels.
+  const delivered = async () => (await database.sql`select s.kind::text as kind, count(*)::int as n from deliveries d
+    join subscriptions s on s.id = d.subscription_id where d.status = 'DELIVERED' group by s.kind order by s.kind`)
+    .map((r) => `${r.kind} ${r.n}`).join(', ')
+  const all = 'operator-webhook 120, notify-seller 120, notify-customer 120, notify-messaging 120'
+  await waitFor('all delivered', async () => (await delivered()) === all, 60_000)
+  t.equal(await delivered(), all, 'every delivery of every subscription delivered')
+  const [queue] = await database.sql`select count(*)::int as n from deliveries where status <> 'DELIVERED'`
+  t.equal(queue.n, 0, 'and none twice in the queue, none left')
+  const events = new Set(receiver.received.map((r) => r.headers['webhook-id']))
   t.equal(events.size, 120, 'every event reached the receiver (at least once, each with its stable id)')
+  t.ok(receiver.received.every((r) => JSON.parse(r.rawBody).id === r.headers['webhook-id']), 'the body is the event the id names')
+  const logged = new Set(server.lines().filter((l) => /^notification: /.test(l.msg ?? '')).map((l) => `${l.channel} ${l.eventId}`))
+  t.equal(logged.size, 360, 'every notification written by the log transport (at least once)')
   await waitFor('queue empty', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs`)[0].n === 0, 30_000)
   await waitFor('liveness lock held again', async () => (await database.sql`select count(*)::int as n from pg_locks
     where locktype = 'advisory' and granted and classid = ${LIVENESS_LOCK_CLASS}::int8::oid
@@ -308,7 +320,8 @@ t.test('PostgreSQL stopped for 10 s and started again: clean 503s in the gap, re
   const res = await statusBatch(port, key, { order_status: [accept(after)] })
   t.same([res.status, res.body.data.successful], [200, 1], 'writes work again')
   await waitFor('its notifications delivered by the worker', async () => (await database.sql`select count(*)::int as n
-    from notification_deliveries where order_id = ${after} and status = 'DELIVERED'`)[0].n === 3, 60_000)
+    from deliveries d join subscriptions s on s.id = d.subscription_id
+    where s.kind in ('notify-seller', 'notify-customer', 'notify-messaging') and d.order_id = ${after} and d.status = 'DELIVERED'`)[0].n === 3, 60_000)
   t.equal(server.child.exitCode, null, 'the same process throughout')
   t.notMatch(server.stderr(), /uncaught|TypeError/i)
 })

@@ -6,7 +6,7 @@ import { TASKS } from '../src/effects/jobs.js'
 import { effectsTasks } from '../src/worker-tasks.js'
 import { build, rawClient, type TestDatabase } from './helpers/build.js'
 import { holdInTransaction } from './helpers/held-transaction.js'
-import { workerEnv } from './helpers/effects.js'
+import { notificationsOf, workerEnv } from './helpers/effects.js'
 import { faultProxy, serve } from './client/helpers.js'
 import { accept, createShop, orderStatus, reject } from './status-update/helpers.js'
 
@@ -37,11 +37,13 @@ function putSync (app: FastifyInstance, key: string, body: string, idempotencyKe
   })
 }
 
+/** Every effect of a status change counted; notifications as the deliveries its events make (dispatched first). */
 async function effects (database: TestDatabase): Promise<Record<string, number>> {
+  const notifications = (await notificationsOf(database)).length
   const [row] = await database.sql`select (select count(*) from order_status_history)::int as history,
     (select count(*) from points_ledger where kind = 'ORDER_ACCEPTANCE')::int as ledger,
-    (select count(*) from notification_deliveries)::int as deliveries, (select count(*) from graphile_worker._private_jobs)::int as jobs`
-  return { ...row }
+    (select count(*) from seller_events)::int as events, (select count(*) from graphile_worker._private_jobs)::int as jobs`
+  return { ...row, notifications }
 }
 
 t.test('a status update retried with its key gets the first answer again, byte for byte, and changes nothing', async (t) => {
@@ -55,6 +57,7 @@ t.test('a status update retried with its key gets the first answer again, byte f
   t.equal(first.headers['idempotent-replayed'], undefined)
   t.same(first.json().data.unchangedOrderIds, [], 'the first attempt changed both')
   const after = await effects(database)
+  t.match(after, { history: 2, ledger: 1, events: 2, notifications: 6 }, 'the first attempt: two changes, each notified on three channels')
 
   const again = await postStatus(app, key, body, 'batch-2026-11-23-001')
   t.equal(again.statusCode, 200)

@@ -3,7 +3,8 @@ import type postgres from 'postgres'
 import { openClient } from '../src/db/client.js'
 import { PLATFORM_ORDERS_PATH, PLATFORM_ORDER_STATUS_PATH, STATUS_UPDATE_PATH } from '../src/routes/rest-contract.js'
 import { REPLAYED_HEADER } from '../src/rest-envelope.js'
-import { build } from './helpers/build.js'
+import { build, type TestDatabase } from './helpers/build.js'
+import { dispatchEvents } from '../src/delivery/dispatch.js'
 import { credential, platformKey } from './helpers/fixtures.js'
 import { listen } from './helpers/fuzz.js'
 import { invariantProblems, PLACED_AT, setupMarket, type Caller } from './helpers/platform-market.js'
@@ -12,9 +13,10 @@ import { ready, waitFor, type ServerProcess } from './helpers/server-process.js'
 
 /*
  * Faults in the middle of POST /v2/platform/orders and POST /v2/platform/orders/update-status, made
- * deterministic: a trigger on notification_deliveries (the last table a placement or a cancellation writes)
- * waits on an advisory lock the test holds, so the batch's transaction is caught after its orders, lines,
- * history, deal grabs, payouts and jobs are written but before it commits. There its backend is terminated,
+ * deterministic: a trigger on seller_events (the last table a placement or a cancellation writes: its events
+ * are the transaction's last statement, src/events/record-events.ts) waits on an advisory lock the test
+ * holds, so the batch's transaction is caught after its orders, lines, history, deal grabs, payouts, jobs
+ * and events are written but before it commits. There its backend is terminated,
  * or the whole server process is SIGKILLed. Nothing of the batch may be stored, the client gets a 503 (or
  * the status update's per-order "could not be updated") and not a hang, and a re-send converges to exactly
  * one placement (one cancellation) of each order with one set of effects.
@@ -27,7 +29,7 @@ const N = 1000
 async function installHold (sql: postgres.Sql): Promise<void> {
   await sql.unsafe(`create function oxs_test_hold() returns trigger language plpgsql as $$
     begin perform pg_advisory_xact_lock(${HOLD}); return null; end $$;
-    create trigger oxs_test_hold after insert on notification_deliveries
+    create trigger oxs_test_hold after insert on seller_events
       for each statement execute function oxs_test_hold()`)
 }
 
@@ -79,14 +81,22 @@ export const order = (orderId: number, extra: Record<string, unknown> = {}): Rec
 
 const batch = (from: number): Array<Record<string, unknown>> => Array.from({ length: N }, (_, i) => order(from + i))
 
-/** What a batch of orders left behind, every effect of placement and cancellation counted. */
-async function footprint (sql: postgres.Sql, ids: number[]) {
+/**
+ * What a batch of orders left behind, every effect of placement and cancellation counted: its events, and the
+ * notifications they make (the deliveries of the notification subscriptions, dispatched first, as a
+ * deliverer would: no server here runs one).
+ */
+async function footprint (database: TestDatabase, ids: number[]) {
+  const { sql } = database
+  await dispatchEvents(database.db)
   const [row] = await sql`select
     (select count(*)::int from orders where id = any(${ids})) as orders,
     (select count(*)::int from order_items where order_id = any(${ids})) as lines,
     (select count(*)::int from order_status_history where order_id = any(${ids}) and to_status = 'ORDER_PLACED') as placed,
     (select count(*)::int from order_status_history where order_id = any(${ids}) and to_status = 'CANCELLED') as cancelled,
-    (select count(*)::int from notification_deliveries where order_id = any(${ids})) as notifications,
+    (select count(*)::int from seller_events where order_id = any(${ids})) as events,
+    (select count(*)::int from deliveries d join subscriptions s on s.id = d.subscription_id
+      where s.kind in ('notify-seller', 'notify-customer', 'notify-messaging') and d.order_id = any(${ids})) as notifications,
     (select count(*)::int from graphile_worker._private_jobs where key = any(${ids.map((id) => `auto-reject:${id}`)})) as jobs,
     (select count(*)::int from payout_schedules where order_id = any(${ids})) as payouts,
     (select count(*)::int from refunds where order_id = any(${ids})) as refunds,
@@ -126,14 +136,14 @@ t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503
     await installHold(sql)
     const orders = batch(10_000)
     const ids = orders.map((o) => Number(o.orderId))
-    const before = await footprint(sql, ids)
+    const before = await footprint(database, ids)
 
     const held = await hold(url)
     t.teardown(held.release)
     const started = Date.now()
     const answer = call('POST', PLATFORM_ORDERS_PATH, orders)
     const { pid, written } = await waitingBackend(sql)
-    t.ok(['daily_deals', 'order_items', 'order_status_history', 'orders', 'payout_schedules']
+    t.ok(['daily_deals', 'order_items', 'order_status_history', 'orders', 'payout_schedules', 'seller_events']
       .every((table) => written.includes(table)), `caught after its writes: ${written.join(', ')}`)
     await sql`select pg_terminate_backend(${pid})`
     await held.release()
@@ -141,19 +151,20 @@ t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503
     t.equal(status, 503, `a 503 (${JSON.stringify(json).slice(0, 200)})`)
     t.equal(json.statusCode, 503)
     t.ok(Date.now() - started < 20_000, 'answered, not hung')
-    t.same(await footprint(sql, ids), before, 'all or nothing: not one order, line, grab, count, job or notification')
+    t.same(await footprint(database, ids), before, 'all or nothing: not one order, line, grab, count, job, event or notification')
 
     await waitFor('ready again', () => ready(port), 10_000)
     const resent = await call('POST', PLATFORM_ORDERS_PATH, orders)
     t.same([resent.status, resent.json.data?.inserted, resent.json.data?.failed], [200, N, 0], 'the re-send places them')
     const again = await call('POST', PLATFORM_ORDERS_PATH, orders)
     t.same([again.status, again.json.data?.unchanged], [200, N], 'and again: unchanged')
-    const after = await footprint(sql, ids)
+    const after = await footprint(database, ids)
     t.match(after, {
       orders: N,
       lines: 2 * N,
       placed: N,
       cancelled: 0,
+      events: N,
       notifications: N,
       jobs: N / 2,
       payouts: ids.filter((id) => id % 3 === 1).length,
@@ -173,13 +184,13 @@ t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503
       })
       t.equal(((await res.json()) as { data: { successful: number } }).data.successful, N / 4)
     }
-    const accepted = await footprint(sql, ids)
+    const accepted = await footprint(database, ids)
     const cancel = { order_status: ids.map((id) => ({ Order_id: String(id), Order_Status: 'CANCELLED', reason: 'Fault' })) }
     const held2 = await hold(url)
     t.teardown(held2.release)
     const cancelling = call('POST', PLATFORM_ORDER_STATUS_PATH, cancel)
     const caught = await waitingBackend(sql)
-    t.ok(['order_status_history', 'orders', 'points_ledger', 'refunds'].every((table) => caught.written.includes(table)),
+    t.ok(['order_status_history', 'orders', 'points_ledger', 'refunds', 'seller_events'].every((table) => caught.written.includes(table)),
       `caught after its writes: ${caught.written.join(', ')}`)
     await sql`select pg_terminate_backend(${caught.pid})`
     await held2.release()
@@ -189,7 +200,7 @@ t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503
       t.equal(cancelled.json.data.successful, 0, 'a 200 reports every order as not updated')
       t.ok(cancelled.json.data.errors.every((e: { code: string }) => e.code === 'ORDER_NOT_UPDATED'))
     }
-    t.same(await footprint(sql, ids), accepted, 'nothing half-applied: no cancellation, refund, points or deal given back')
+    t.same(await footprint(database, ids), accepted, 'nothing half-applied: no cancellation, refund, points or deal given back')
     t.same(await sql`select count(*)::int as n from orders where id = any(${ids}) and status = 'CANCELLED'`, [{ n: 0 }])
 
     await waitFor('ready again', () => ready(port), 10_000)
@@ -197,9 +208,10 @@ t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503
     t.same([retry.status, retry.json.data?.successful, retry.json.data?.unchangedOrderIds.length], [200, N, 0])
     const retry2 = await call('POST', PLATFORM_ORDER_STATUS_PATH, cancel)
     t.same([retry2.status, retry2.json.data?.successful, retry2.json.data?.unchangedOrderIds.length], [200, N, N])
-    t.match(await footprint(sql, ids), {
+    t.match(await footprint(database, ids), {
       orders: N,
       cancelled: N,
+      events: accepted.events + N,
       notifications: accepted.notifications + 3 * N,
       jobs: 0,
       refunded: N / 2,
@@ -221,12 +233,12 @@ t.test('the server SIGKILLed inside a 1,000-order placement: nothing stored; res
     await installHold(sql)
     const orders = batch(20_000)
     const ids = orders.map((o) => Number(o.orderId))
-    const before = await footprint(sql, ids)
+    const before = await footprint(database, ids)
     const held = await hold(url)
     t.teardown(held.release)
     const answer = first.call('POST', PLATFORM_ORDERS_PATH, orders).then(() => 'answered', (err: Error) => err.message)
     const { pid, written } = await waitingBackend(sql)
-    t.ok(written.includes('orders') && written.includes('daily_deals'), `caught after its writes: ${written.join(', ')}`)
+    t.ok(written.includes('orders') && written.includes('daily_deals') && written.includes('seller_events'), `caught after its writes: ${written.join(', ')}`)
     first.server.child.kill('SIGKILL')
     await first.server.exited
     t.equal(await answer, 'fetch failed', 'the client lost its connection')
@@ -234,7 +246,7 @@ t.test('the server SIGKILLed inside a 1,000-order placement: nothing stored; res
     await held.release()
     await waitFor('the orphaned backend gone', async () =>
       (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, 30_000)
-    t.same(await footprint(sql, ids), before, 'all or nothing: the open transaction was rolled back')
+    t.same(await footprint(database, ids), before, 'all or nothing: the open transaction was rolled back')
 
     const { server: second, port } = await first.start()
     const send = async () => {
@@ -248,10 +260,11 @@ t.test('the server SIGKILLed inside a 1,000-order placement: nothing stored; res
     t.same([resent.status, resent.data?.inserted], [200, N], 'the re-send places every order')
     const again = await send()
     t.same([again.status, again.data?.unchanged], [200, N], 'once')
-    t.match(await footprint(sql, ids), {
+    t.match(await footprint(database, ids), {
       orders: N,
       lines: 2 * N,
       placed: N,
+      events: N,
       notifications: N,
       jobs: N / 2,
       grabbed: { 102: '750.000', 202: '750.000' },
@@ -303,6 +316,7 @@ t.test('a racing re-send with the same Idempotency-Key: one placement, the same 
     t.same([first.replayed, second.replayed], [null, 'true'], 'the second is the first\'s answer replayed')
     const [{ n }] = await sql`select count(*)::int as n from order_status_history where order_id = any(${ids})`
     t.equal(n, 50, 'one placement of each order')
+    t.match(await footprint(database, ids), { events: 50, notifications: 50 }, 'one order.placed each, one notification each')
     const third = await post(PLATFORM_ORDERS_PATH, orders, headers)
     t.same([third.status, third.text, third.replayed], [200, first.text, 'true'], 'a later retry replays too')
     const other = await post(PLATFORM_ORDERS_PATH, orders.slice(1), headers)
@@ -324,5 +338,6 @@ t.test('a racing re-send with the same Idempotency-Key: one placement, the same 
     t.same(JSON.parse(x.text).data, { successful: 50, failed: 0, errors: [], unchangedOrderIds: [] })
     const [{ c }] = await sql`select count(*)::int as c from order_status_history where order_id = any(${ids}) and to_status = 'CANCELLED'`
     t.equal(c, 50, 'one cancellation of each order')
+    t.match(await footprint(database, ids), { events: 100, notifications: 50 + 3 * 50 }, 'one order.cancelled each, to the three channels once')
     t.same(await invariantProblems(sql), [])
   })

@@ -2,6 +2,8 @@ import t from 'tap'
 import { build } from './helpers/build.js'
 import { credential, platformKey } from './helpers/fixtures.js'
 import { graphql } from './helpers/graphql.js'
+import { notificationsOf } from './helpers/effects.js'
+import type { TestDatabase as Database } from './helpers/build.js'
 import { PLATFORM_ORDERS_PATH, PLATFORM_ORDER_STATUS_PATH, PLATFORM_SELLERS_PATH, PLATFORM_POINTS_PATH, STATUS_UPDATE_PATH } from '../src/routes/rest-contract.js'
 import { OrderRowErrors as O, OrderText } from '../src/platform/order-texts.js'
 import { PlatformRowErrors as E } from '../src/platform/texts.js'
@@ -14,6 +16,13 @@ import { OrderErrors, StatusUpdateText } from '../src/status-update/texts.js'
  * ORDER_CONFLICT, every reference refusal, the platform's transitions with each effect once, and races
  * between placement, cancellation and acceptance.
  */
+
+/** The notifications of these orders, as `<order>:<event type>:<channel>`, after dispatching the log's events. */
+async function notified (database: Database, orderIds: number[]): Promise<string[]> {
+  const out: string[] = []
+  for (const id of orderIds) out.push(...(await notificationsOf(database, id)).map((n) => `${id}:${n.type}:${n.channel}`))
+  return out.sort()
+}
 
 const DAY = '2026-11-25'
 const PLACED_AT = `${DAY}T09:30:00.123456+05:30`
@@ -122,10 +131,12 @@ t.test('placing: the order and every effect of placement, once; the seller reads
     [{ seller_id: 1, store_id: 11, live_orders: 1 }, { seller_id: 2, store_id: 21, live_orders: 1 }])
   t.same(await sql`select key from graphile_worker._private_jobs where key like 'auto-reject:%'`, [{ key: 'auto-reject:7001' }],
     'an auto-rejection job only for the seller with auto-rejection on')
-  t.same(await sql`select event_id, event_type, channel from notification_deliveries order by event_id`, [
-    { event_id: '7001:ORDER_PLACED:seller', event_type: 'order.placed', channel: 'seller' },
-    { event_id: '7002:ORDER_PLACED:seller', event_type: 'order.placed', channel: 'seller' }
-  ])
+  t.same(await sql`select order_id::int, type::text, status::text, previous_status from seller_events order by order_id`, [
+    { order_id: 7001, type: 'order.placed', status: 'ORDER_PLACED', previous_status: null },
+    { order_id: 7002, type: 'order.placed', status: 'ORDER_PLACED', previous_status: null }
+  ], 'one order.placed each')
+  t.equal((await notificationsOf(database)).length, 2, 'and a notification for each, no other')
+  t.same(await notified(database, [7001, 7002]), ['7001:order.placed:seller', '7002:order.placed:seller'], 'to the seller only')
   t.same(await sql`select order_id::int, amount::text, status from payout_schedules`, [{ order_id: 7002, amount: '1180.00', status: 'ON_HOLD' }])
 
   // What goes in is what comes out: the seller's read, field for field.
@@ -172,14 +183,18 @@ t.test('placing: the order and every effect of placement, once; the seller reads
   t.same(other.body.data.orders.nodes, [{ orderId: '7002', retailer: { syncId: 'RET-2-OWN' } }], 'each seller reads its own sync ID of the same retailer')
 
   // A re-send changes nothing; the same orderId with other content is a conflict that names the fields.
-  const before = await sql`select (select count(*) from order_status_history)::int as h, (select count(*) from notification_deliveries)::int as n,
-    (select grabbed_quantity::text from daily_deals where id = 100) as g, (select updated_at::text from orders where id = 7001) as u`
+  const placementState = async () => {
+    await notificationsOf(database) // dispatch: a delivery for any new event
+    return sql`select (select count(*) from order_status_history)::int as h, (select count(*) from seller_events)::int as e,
+      (select count(*) from deliveries)::int as n, (select grabbed_quantity::text from daily_deals where id = 100) as g,
+      (select updated_at::text from orders where id = 7001) as u`
+  }
+  const before = await placementState()
   const again = await orders([order(7001, { orderTotalFinal: '1180.00', roundOff: -0.25 })])
   t.same(again.json().data, { received: 1, inserted: 0, updated: 0, unchanged: 1, failed: 0, errors: [] })
   const changed = await orders([order(7001, { orderTotal: 1, orderItems: [{ id: '70011', offerId: 100, quantity: 3, dealId: 100 }] })])
   t.same(changed.json().data.errors, [errorOf(0, '7001', O.conflict(7001, 'orderTotal, orderItems'))])
-  t.same(await sql`select (select count(*) from order_status_history)::int as h, (select count(*) from notification_deliveries)::int as n,
-    (select grabbed_quantity::text from daily_deals where id = 100) as g, (select updated_at::text from orders where id = 7001) as u`, before)
+  t.same(await placementState(), before, 'no new history, event or notification')
 })
 
 t.test('placing: every refusal names its field; the other rows are placed', async (t) => {
@@ -290,9 +305,10 @@ t.test('transitions: cancel and deliver through the state machine, each effect o
   t.same(await sql`select grabbed_quantity::text from daily_deals where id = 100`, [{ grabbed_quantity: '2.000' }],
     'deal quantity of the cancelled orders given back (order 3 keeps its 2)')
   t.same(await sql`select key from graphile_worker._private_jobs where key like 'auto-reject:%'`, [], 'no auto-rejection left for them')
-  t.same((await sql`select event_id from notification_deliveries where event_id not like '%:ORDER_PLACED:%' and event_id not like '%:ORDER_ACCEPTED:%' order by event_id`).map((r) => r.event_id), [
-    '1:CANCELLED:customer', '1:CANCELLED:messaging', '1:CANCELLED:seller', '2:CANCELLED:customer', '2:CANCELLED:messaging', '2:CANCELLED:seller',
-    '3:DELIVERED:seller', '4:CANCELLED:customer', '4:CANCELLED:messaging', '4:CANCELLED:seller'
+  t.same((await notified(database, [1, 2, 3, 4])).filter((n) => !/:order\.(placed|accepted):/.test(n)), [
+    '1:order.cancelled:customer', '1:order.cancelled:messaging', '1:order.cancelled:seller',
+    '2:order.cancelled:customer', '2:order.cancelled:messaging', '2:order.cancelled:seller',
+    '3:order.delivered:seller', '4:order.cancelled:customer', '4:order.cancelled:messaging', '4:order.cancelled:seller'
   ], 'a cancellation to seller, customer and retailer; a delivery to the seller')
   t.same(await sql`select order_id::int, from_status, to_status, source, reason from order_status_history where source = 'platform' and from_status is not null order by order_id`, [
     { order_id: 1, from_status: 'ORDER_PLACED', to_status: 'CANCELLED', source: 'platform', reason: 'Customer cancelled' },
@@ -302,8 +318,12 @@ t.test('transitions: cancel and deliver through the state machine, each effect o
   ])
 
   // Again: nothing happens a second time. A transition the table does not have is refused.
-  const snapshot = async () => sql`select (select count(*) from points_ledger)::int as l, (select count(*) from refunds)::int as r,
-    (select count(*) from notification_deliveries)::int as n, (select grabbed_quantity::text from daily_deals where id = 100) as g`
+  const snapshot = async () => {
+    await notificationsOf(database) // dispatch: a delivery for any new event
+    return sql`select (select count(*) from points_ledger)::int as l, (select count(*) from refunds)::int as r,
+      (select count(*) from seller_events)::int as e, (select count(*) from deliveries)::int as n,
+      (select grabbed_quantity::text from daily_deals where id = 100) as g`
+  }
   const before = await snapshot()
   const again = await transition([{ Order_id: 2, Order_Status: 'CANCELLED' }, { Order_id: 3, Order_Status: 'DELIVERED' }, { Order_id: 1, Order_Status: 'DELIVERED' }])
   t.same(again.json().data, {
@@ -357,8 +377,10 @@ t.test('races: a batch and its re-send, and placement, acceptance and cancellati
   t.same(counts.map((d) => d.inserted + d.unchanged), [40, 40])
   t.equal(counts[0].inserted + counts[1].inserted, 40, 'each order placed by exactly one of them')
   t.same(await sql`select (select count(*) from orders)::int as o, (select count(*) from order_status_history)::int as h,
-    (select count(*) from notification_deliveries)::int as n, (select grabbed_quantity::text from daily_deals where id = 100) as g,
-    (select live_orders::int from order_counts where seller_id = 1) as live`, [{ o: 40, h: 40, n: 40, g: '10.000', live: 40 }])
+    (select count(*) from seller_events)::int as e, (select grabbed_quantity::text from daily_deals where id = 100) as g,
+    (select live_orders::int from order_counts where seller_id = 1) as live`, [{ o: 40, h: 40, e: 40, g: '10.000', live: 40 }])
+  t.same((await notificationsOf(database)).map((n) => `${n.type}:${n.channel}`), Array(40).fill('order.placed:seller'),
+    'one notification per order placed, none for the re-send')
 
   const apiKey = await credential(database, 1, 'api-key')
   for (let round = 0; round < 5; round++) {

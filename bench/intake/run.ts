@@ -238,11 +238,15 @@ Promise<string[]> {
   const [h] = await sql`select count(*)::int as n from order_status_history where ${inRange('order_id')}
     and from_status is null and to_status = 'ORDER_PLACED' and source = 'platform'`
   check('history rows (null → ORDER_PLACED, platform)', h.n, e.orders)
-  const [nd] = await sql`select count(*)::int as n from notification_deliveries where ${inRange('order_id')} and event_type = 'order.placed'`
-  check('notification_deliveries (order.placed)', nd.n, e.orders)
-  const [nj] = await sql`select count(*)::int as n from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
-    where t.identifier = 'notify' and (j.payload->>'orderId')::bigint in (select id from orders where ${inRange('id')})`
-  check('notify jobs', nj.n, e.orders)
+  // A placement's notification (to the seller) is a delivery the deliverer dispatches from its order.placed
+  // event after commit: what the placement itself must have written is that one event per order.
+  const [ev] = await sql`select count(*)::int as n, count(distinct order_id)::int as orders from seller_events
+    where ${inRange('order_id')} and type = 'order.placed' and status = 'ORDER_PLACED'`
+  check('order.placed events (one notification each, to the seller)', ev.n, e.orders)
+  check('orders with an order.placed event', ev.orders, e.orders)
+  const [hears] = await sql`select count(*)::int as n from subscriptions
+    where kind = 'notify-seller' and status = 'ENABLED' and 'order.placed' = any(types)`
+  check('notify-seller subscriptions hearing order.placed', hears.n, 1)
   const [aj] = await sql`select count(*)::int as n from graphile_worker._private_jobs
     where key = any(select 'auto-reject:' || id from orders where ${inRange('id')})`
   check('auto-rejection jobs', aj.n, e.autoRejectJobs)
@@ -258,7 +262,7 @@ Promise<string[]> {
   const got = new Map(counts.map((c) => [`${c.seller_id}:${c.store_id}`, c.n as number]))
   for (const [key, want] of e.live) check(`order_counts ${key}`, got.get(key) ?? 0, want)
   return [
-    `orders ${fmt(o.n)}, lines ${fmt(l.n)} (${fmt(l.deal)} on deals), history ${fmt(h.n)}, notifications ${fmt(nd.n)} (+ ${fmt(nj.n)} notify jobs), ` +
+    `orders ${fmt(o.n)}, lines ${fmt(l.n)} (${fmt(l.deal)} on deals), history ${fmt(h.n)}, order.placed events ${fmt(ev.n)} (a seller's notification each), ` +
     `auto-rejection jobs ${fmt(aj.n)} (sellers with it on: ${world.sellers.filter((s) => s.autoReject).length} of ${world.sellers.length}), ` +
     `payouts held ${fmt(p.n)}, deals with the right grabbed sum ${dealsOk} of ${deals.length}, order_counts rows right ${e.live.size - problems.filter((x) => x.startsWith('order_counts')).length} of ${e.live.size}`,
     ...problems

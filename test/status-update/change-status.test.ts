@@ -3,7 +3,7 @@ import { testDatabase } from '../helpers/build.js'
 import { seedDemo } from '../helpers/fixtures.js'
 import { changeOrderStatus, type ChangeOrderStatusInput } from '../../src/status-update/change-status.js'
 import { recordingEvents } from '../../src/events/record-events.js'
-import { notificationEventId } from '../../src/effects/jobs.js'
+import { notificationsOf } from '../helpers/effects.js'
 import { createShop, orderStatus, queuedJobs, sellerPoints } from './helpers.js'
 
 /* changeOrderStatus: the one-order path that the auto-rejection task (effects worker) calls. */
@@ -36,9 +36,14 @@ t.test('auto-rejection of a placed order: every reject effect, system as the aut
   t.equal(refunds.n, 1)
   // The seed schedules auto-rejections of its placed orders (effects worker); this order's went with the change.
   const jobs = (await queuedJobs(database)).filter((j) => j.task !== 'auto-reject' || j.key === `auto-reject:${orderId}`)
-  t.same(jobs.map((j) => j.task).sort(), ['notify', 'notify', 'notify', 'process-refund'])
-  t.same(jobs.filter((j) => j.task === 'notify').map((j) => j.payload.eventId).sort(),
-    (['customer', 'messaging', 'seller'] as const).map((c) => notificationEventId(orderId, 'ORDER_REJECTED_BY_SELLER', c)), 'event ids follow notificationEventId')
+  t.same(jobs.map((j) => j.task), ['process-refund'], 'the refund is the one job: notifications are not jobs')
+  // One event, recorded once (not by the second run); its notifications, one per channel, come from it.
+  const events = await database.sql`select type::text, status::text, previous_status::text, reason, sequence::int
+    from seller_events where order_id = ${orderId}`
+  t.same(events.map((e) => ({ ...e })), [{ type: 'order.rejected', status: 'ORDER_REJECTED_BY_SELLER', previous_status: 'ORDER_PLACED', reason: 'Not accepted in time', sequence: events[0]?.sequence }], 'one event, recorded once')
+  const notifications = await notificationsOf(database, orderId)
+  t.same(notifications.map((n) => [n.channel, n.type, n.eventId]), (['seller', 'customer', 'messaging'] as const)
+    .map((c) => [c, 'order.rejected', `evt_${seller.companyId}_${events[0]?.sequence}`]), 'one notification per channel, of that event')
 })
 
 t.test('onlyFrom: an order the seller accepted meanwhile is left alone', async (t) => {

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { build } from '../helpers/build.js'
+import { notificationsOf } from '../helpers/effects.js'
 import type { Caller } from '../../src/credentials/service.js'
 import { updateOrderStatusesWith } from '../../bench/status-update/strategies.js'
 import { accept, complete, createShop, post, queuedJobs, reject, type Item } from './helpers.js'
@@ -80,14 +81,20 @@ t.test('parallel batches on the same orders and seller', async (t) => {
   const rejected = statuses.filter((o) => o.status === 'ORDER_REJECTED_BY_SELLER')
   t.ok(rejected.length > 0, 'some orders were rejected')
   const [counts] = await database.sql`select (select count(*) from refunds)::int as refunds, (select count(*) from order_effects)::int as effects,
-    (select count(*) from notification_deliveries)::int as deliveries, (select grabbed_quantity from daily_deals where id = ${shop.dealId}) as grabbed`
+    (select count(*) from seller_events where seller_id = ${shop.sellerId})::int as events,
+    (select count(distinct (order_id, status)) from seller_events where seller_id = ${shop.sellerId})::int as distinct_events,
+    (select grabbed_quantity from daily_deals where id = ${shop.dealId}) as grabbed`
   t.equal(counts.refunds, rejected.filter((o) => o.payment_mode === 'ONLINE_PAID').length, 'one refund per rejected order paid online')
   t.equal(counts.effects, rejected.filter((o) => o.has_deal).length, 'deal quantity given back once per rejected order with a deal line')
   t.equal(Number(counts.grabbed), Number(grabbedBefore) - 3 * counts.effects, 'and by exactly their quantity')
-  t.equal(counts.deliveries, 3 * history.changes, 'three notifications per change')
+  t.equal(counts.events, history.changes, 'one event per change')
+  t.equal(counts.distinct_events, counts.events, 'no change announced twice')
+  const notifications = await notificationsOf(database)
+  t.equal(notifications.length, 3 * history.changes, 'three notifications per change')
+  t.equal(new Set(notifications.map((n) => `${n.channel} ${n.eventId}`)).size, notifications.length, 'one notification per channel and event')
 
   const jobs = await queuedJobs(database)
-  t.equal(jobs.filter((j) => j.task === 'notify').length, counts.deliveries, 'one notify job per notification')
+  t.same([...new Set(jobs.map((j) => j.task))].sort(), ['auto-reject', 'process-refund'], 'no other jobs: notifications are not jobs')
   t.equal(jobs.filter((j) => j.task === 'process-refund').length, counts.refunds, 'one refund job per refund')
   const stillPlaced = new Set(statuses.filter((o) => o.status === 'ORDER_PLACED').map((o) => Number(o.id)))
   const autoReject = jobs.filter((j) => j.task === 'auto-reject').map((j) => Number(j.payload.orderId))

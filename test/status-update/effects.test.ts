@@ -3,12 +3,24 @@ import { build } from '../helpers/build.js'
 import { OrderErrors } from '../../src/status-update/texts.js'
 import { accept, complete, createShop, failed, ok, orderStatus, post, queuedJobs, reject, sellerPoints } from './helpers.js'
 import type { TestDatabase as Database } from '../helpers/build.js'
+import { notificationsOf } from '../helpers/effects.js'
+import { readEventBodies } from '../../src/events/event-body.js'
+import { notificationOf, type Notification } from '../../src/effects/notification.js'
+import { whatsappRecipient } from '../../src/effects/transports/whatsapp-cloud.js'
+import type { NotificationChannel } from '../../src/effects/jobs.js'
 
 /* The effects of spec 3.3, each checked in the database, and checked absent where they must not happen. */
 
-async function notificationsOf (database: Database, orderId: number) {
-  const rows = await database.sql`select event_id, channel, event_type, status from notification_deliveries where order_id = ${orderId} order by event_id`
-  return rows.map((r) => ({ ...r }))
+/** The notifications of an order as the deliverer would send them now: its deliveries' events, per channel. */
+async function notificationsSent (database: Database, orderId: number): Promise<Notification[]> {
+  const deliveries = await notificationsOf(database, orderId)
+  const events = deliveries.map((d) => {
+    const [, sellerId, sequence] = /^evt_(\d+)_(\d+)$/.exec(d.eventId)!
+    return { sellerId: Number(sellerId), sequence }
+  })
+  const bodies = await readEventBodies(database.db, events)
+  return deliveries.map((d, i) => notificationOf(bodies.get(`${events[i].sellerId}:${events[i].sequence}`)!,
+    d.channel as NotificationChannel, 'the seller')!)
 }
 
 async function jobsFor (database: Database, orderId: number) {
@@ -46,15 +58,22 @@ t.test('accept: points through the ledger, auto-rejection job removed, history, 
   t.notOk(jobs.some((j) => j.key === `auto-reject:${id}`), 'the order\'s auto-rejection job is gone')
   t.ok(jobs.some((j) => j.key === `auto-reject:${untouched}`), 'another order\'s job stays')
 
-  t.same(await notificationsOf(database, id), ['customer', 'messaging', 'seller'].map((channel) => ({
-    event_id: `${id}:ORDER_ACCEPTED:${channel}`, channel, event_type: 'order.accepted', status: 'PENDING'
-  })))
-  const notify = (await jobsFor(database, id)).filter((j) => j.task === 'notify')
-  t.equal(notify.length, 3, 'one notify job per event')
-  t.match(notify.find((j) => j.payload.channel === 'messaging')!.payload, {
-    eventId: `${id}:ORDER_ACCEPTED:messaging`, eventType: 'order.accepted', orderId: id, sellerId: shop.sellerId, reason: null, recipient: '+919800000001', occurredAt: String
+  const [event] = await database.sql`select sequence from seller_events where order_id = ${id}`
+  const eventId = `evt_${shop.sellerId}_${event.sequence}`
+  t.same((await notificationsOf(database, id)).map((n) => ({ ...n })), ['seller', 'customer', 'messaging'].map((channel) => ({
+    channel, type: 'order.accepted', status: 'PENDING', attempts: 0, eventId
+  })), 'one notification per channel, of the change\'s one event')
+  t.notOk((await jobsFor(database, id)).some((j) => j.task !== 'auto-reject'), 'no job for them: notifications are deliveries')
+  const sent = await notificationsSent(database, id)
+  t.match(sent.find((n) => n.channel === 'messaging'), {
+    eventId,
+    eventType: 'order.accepted',
+    channel: 'messaging',
+    occurredAt: String,
+    order: { orderId: String(id), orderStatus: 'ORDER_ACCEPTED', companyId: shop.sellerId, reason: null },
+    retailer: { whatsapp: '+919800000001' }
   })
-  t.notOk('recipient' in notify.find((j) => j.payload.channel === 'seller')!.payload)
+  t.equal(whatsappRecipient(sent.find((n) => n.channel === 'messaging')!), '919800000001', 'the message goes to the retailer\'s whatsapp')
 })
 
 t.test('reject paid online: refund once with its job, deal quantity back, reason in the messages', async (t) => {
@@ -81,10 +100,10 @@ t.test('reject paid online: refund once with its job, deal quantity back, reason
   t.same({ ...order }, { status: 'ORDER_REJECTED_BY_SELLER', is_actionable: false })
   const [h] = await database.sql`select reason from order_status_history where order_id = ${id}`
   t.equal(h.reason, 'Out of stock')
-  const notify = (await jobsFor(database, id)).filter((j) => j.task === 'notify')
-  t.same(notify.map((j) => j.payload.channel).sort(), ['customer', 'messaging', 'seller'])
-  t.ok(notify.every((j) => j.payload.reason === 'Out of stock' && j.payload.eventType === 'order.rejected'), 'every message carries the reason')
-  t.equal(notify.find((j) => j.payload.channel === 'messaging')!.payload.recipient, '+919811111111', 'no whatsapp: the phone')
+  const sent = await notificationsSent(database, id)
+  t.same(sent.map((n) => n.channel), ['seller', 'customer', 'messaging'])
+  t.ok(sent.every((n) => n.order.reason === 'Out of stock' && n.eventType === 'order.rejected'), 'every message carries the reason')
+  t.equal(whatsappRecipient(sent.find((n) => n.channel === 'messaging')!), '919811111111', 'no whatsapp: the phone')
   const [ledger] = await database.sql`select count(*)::int as n from points_ledger where order_id = ${id}`
   t.equal(ledger.n, 0, 'no points move on a rejection')
 })
@@ -121,16 +140,20 @@ t.test('complete: a prepaid order\'s payout is scheduled; others have none to mo
     { order_id: delivered, status: 'SCHEDULED', amount: '100.00', in_a_week: true },
     { order_id: acceptedPrepaid, status: 'ON_HOLD', amount: '100.00', in_a_week: null }
   ])
-  const events = await database.sql`select event_type, count(*)::int as n from notification_deliveries group by event_type order by event_type`
-  t.same(events.map((e) => ({ ...e })), [{ event_type: 'order.accepted', n: 3 }, { event_type: 'order.completed', n: 9 }])
+  const notifications = await notificationsOf(database)
+  const byType: Record<string, number> = {}
+  for (const n of notifications) byType[n.type] = (byType[n.type] ?? 0) + 1
+  t.same(byType, { 'order.accepted': 3, 'order.completed': 9 }, 'three channels for each of the four changes')
   t.equal(await orderStatus(database, cod), 'ORDER_COMPLETED_BY_SELLER')
 })
 
 /** Every row the status update writes, counted, and the values it changes. */
 async function fingerprint (database: Database) {
+  await notificationsOf(database) // the deliveries the log's events make (dispatch): none twice
   const [row] = await database.sql`select
     (select count(*) from graphile_worker.jobs)::int as jobs,
-    (select count(*) from notification_deliveries)::int as deliveries,
+    (select count(*) from seller_events)::int as events,
+    (select count(*) from deliveries)::int as deliveries,
     (select count(*) from order_status_history)::int as history,
     (select count(*) from points_ledger where kind = 'ORDER_ACCEPTANCE')::int as ledger,
     (select count(*) from refunds)::int as refunds,
@@ -154,7 +177,7 @@ t.test('a whole batch retried: the same answer, nothing done twice, no new jobs'
   ]
   t.same((await post(app, key, { order_status: batch })).body, ok(4))
   const first = await fingerprint(database)
-  t.match(first, { jobs: 4 * 3 + 1, deliveries: 12, history: 4, ledger: 1, refunds: 1, effects: 1 })
+  t.match(first, { jobs: 1, events: 4, deliveries: 4 * 3, history: 4, ledger: 1, refunds: 1, effects: 1 })
   t.same((await post(app, key, { order_status: batch })).body, ok(4, [], batch.map((i) => i.Order_id as number)), 'the retry succeeds, every order reported unchanged')
   t.same(await fingerprint(database), first, 'and changes nothing')
 })

@@ -6,6 +6,7 @@ import type { TestDatabase as Database } from '../helpers/build.js'
 import { updateOrderStatuses } from '../../src/status-update/update-batch.js'
 import { updateOrderStatusesWith, type BatchStrategy } from '../../bench/status-update/strategies.js'
 import { build, testConfig, testDatabase } from '../helpers/build.js'
+import { notificationsOf } from '../helpers/effects.js'
 import { OrderErrors } from '../../src/status-update/texts.js'
 import { accept, complete, createShop, failed, ok, orderStatus, post, queuedJobs, reject } from './helpers.js'
 
@@ -41,6 +42,8 @@ t.test('through HTTP: Order could not be updated for that order only, details on
   const [refunds] = await database.sql`select count(*)::int as n from refunds where order_id = ${broken}`
   t.equal(refunds.n, 0, 'none of the failed order\'s effects were kept')
   t.notOk((await queuedJobs(database)).some((j) => j.payload.orderId === broken), 'no job for it either')
+  t.same(await notificationsOf(database, broken), [], 'nor any notification')
+  t.equal((await notificationsOf(database, c)).length, 3, 'while the others have theirs')
 
   const logged = JSON.stringify(lines.filter((l) => l.level === 50))
   t.match(logged, /simulated storage failure for order/, 'the cause is logged at error level')
@@ -61,9 +64,13 @@ t.test('a large batch with a few broken orders: exactly those fail, the rest is 
   t.same(res.body, ok(56, broken.map((orderId) => failed(ids.indexOf(orderId), orderId, OrderErrors.storageFailure))))
   const [counts] = await database.sql`select count(*) filter (where status = 'ORDER_PLACED')::int as placed,
     (select count(*) from points_ledger where kind = 'ORDER_ACCEPTANCE')::int as deductions,
-    (select count(*) from refunds)::int as refunds, (select count(*) from notification_deliveries)::int as deliveries
+    (select count(*) from refunds)::int as refunds, (select count(*) from seller_events)::int as events
     from orders where seller_id = ${shop.sellerId}`
-  t.same({ ...counts }, { placed: 4, deductions: 28, refunds: 28, deliveries: 56 * 3 })
+  t.same({ ...counts }, { placed: 4, deductions: 28, refunds: 28, events: 56 })
+  const notifications = await notificationsOf(database)
+  t.equal(notifications.length, 56 * 3, 'three notifications per change, none for a broken order')
+  const [brokenEvents] = await database.sql`select count(*)::int as n from seller_events where order_id = any(${broken})`
+  t.equal(brokenEvents.n, 0, 'no event, so no notification, for a broken order')
   const [balance] = await database.sql`select (select points_balance from sellers where id = ${shop.sellerId}) = (select sum(amount) from points_ledger where seller_id = ${shop.sellerId}) as matches`
   t.ok(balance.matches, 'the ledger still sums to the balance')
 })
@@ -87,9 +94,10 @@ t.test('every strategy: same outcome, same effects, one failed order', async (t)
       (select count(*) from refunds)::int as refunds,
       (select grabbed_quantity from daily_deals) as deal,
       (select string_agg(status::text, ',') from payout_schedules) as payouts,
-      (select count(*) from notification_deliveries)::int as deliveries,
+      (select string_agg(type::text || '>' || status::text, ',' order by sequence) from seller_events) as events,
       (select count(*) from graphile_worker._private_jobs)::int as jobs`
-    outcomes.push({ outcome, effects: { ...effects, orders: (effects.orders as string).replace(/\d+/g, '') } })
+    const notifications = (await notificationsOf(database)).map((n) => `${n.channel}:${n.type}`)
+    outcomes.push({ outcome, effects: { ...effects, orders: (effects.orders as string).replace(/\d+/g, '') }, notifications })
     t.match(outcome, { successful: 5, failed: 3, invalidStatus: false }, strategy)
     t.same(outcome.errors.map((e) => e.error), ['Insufficient points to accept this order', 'Order could not be updated', 'Order_id must be a positive integer'], strategy)
   }
