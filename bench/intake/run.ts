@@ -82,7 +82,8 @@ function freePort (): Promise<number> {
 async function startServer (databaseUrl: string): Promise<{ child: ChildProcess, port: number, command: string }> {
   const port = await freePort()
   const start = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string
-  const [command, ...args] = start.split(/\s+/)
+  // `exec node …`: the shell's exec (npm start runs node in its place) is not part of the command.
+  const [command, ...args] = start.split(/\s+/).filter((w) => w !== 'exec')
   if (command !== 'node') throw new Error(`expected the start script to run node, got: ${start}`)
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

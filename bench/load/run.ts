@@ -43,7 +43,8 @@ interface Server { child: ChildProcess, base: string }
 async function startServer (url: string, env: Record<string, string>): Promise<Server> {
   const port = await freePort()
   const start = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string
-  const [, ...args] = start.split(/\s+/)
+  // `exec node …`: the shell's exec (npm start runs node in its place) is not part of the command.
+  const [, ...args] = start.split(/\s+/).filter((w) => w !== 'exec')
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', WORKER_ENABLED: 'false', ORDER_EXCHANGE_ENV: 'testing', ...env },
