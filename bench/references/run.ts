@@ -4,7 +4,7 @@ import net from 'node:net'
 import os from 'node:os'
 import postgres from 'postgres'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { benchDatabase, machineLine } from '../lib/database.js'
 import { topUpReferenceRecords, type ReferenceRecord } from '../lib/reference-records.js'
 import { numberKnob } from '../lib/knobs.js'
@@ -37,7 +37,12 @@ import { DEFAULT_ANCHOR, seed } from '../../src/seed/seed.js'
  *      process that touches no table;
  *   8. with BENCH_COMPARE_ROOT=<another checkout>: that checkout's server started on the same database too,
  *      and BENCH_COMPARE_CYCLES (3) cycles of [alone, sustained] on this checkout's server, then on that one:
- *      before and after in one process, on one seed, interleaved so that the machine's drift falls on both.
+ *      before and after in one process, on one seed, interleaved so that the machine's drift falls on both;
+ *   9. with BENCH_INLINE_CYCLES=N: two more servers of this checkout, one as it runs and one whose syncs run
+ *      the same work on the service's thread, no worker (inline-work.ts, preloaded), and N cycles of [the
+ *      orders page alone on each, rotations back to back on the thread's server, on the inline server, the
+ *      bare writes back to back], the three loaded arms in a different order each cycle: does the
+ *      references thread earn its keep?
  *
  * Quick run: BENCH_BACKGROUND_ORDERS=100000 npm run bench:references
  */
@@ -49,6 +54,11 @@ const BASELINE_S = numberKnob('BENCH_BASELINE_S', 10, { above: 0 })
 const COMPARE_ROOT = process.env.BENCH_COMPARE_ROOT
 const COMPARE_CYCLES = numberKnob('BENCH_COMPARE_CYCLES', 3, { min: 1, integer: true })
 const NICE_PAIRS = numberKnob('BENCH_NICE_PAIRS', 0, { min: 0, integer: true })
+const INLINE_CYCLES = numberKnob('BENCH_INLINE_CYCLES', 0, { min: 0, integer: true })
+if (INLINE_CYCLES > 0 && COMPARE_ROOT) {
+  // Each moves every sync ID from the state it expects the one before to have left.
+  throw new Error('BENCH_INLINE_CYCLES and BENCH_COMPARE_ROOT run one at a time')
+}
 if (NICE_PAIRS > 0 && process.env.BENCH_DATABASE_URL) {
   // Another server's backends belong to its own user: this process may not change their priority.
   throw new Error('BENCH_NICE_PAIRS needs the embedded PostgreSQL (unset BENCH_DATABASE_URL)')
@@ -80,14 +90,17 @@ function resetPeak (pid: number): void {
 }
 
 async function startServer (
-  databaseUrl: string, root = ROOT
+  databaseUrl: string, root = ROOT, preload?: string
 ): Promise<{ child: ChildProcess, base: string, command: string }> {
   const port = await freePort()
   const start = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start as string
-  const [command, ...args] = start.split(/\s+/)
+  // `exec node …` since 48b3a36 (npm's shell then hands signals to node): the command is the same node's.
+  const [command, ...args] = start.replace(/^exec\s+/, '').split(/\s+/)
   if (command !== 'node') throw new Error(`expected the start script to run node, got: ${start}`)
   // BENCH_CPU_PROF=DIR: the server writes a V8 CPU profile there when it exits (where its time went).
   if (process.env.BENCH_CPU_PROF) args.unshift('--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`)
+  // After the start script's own --import (tsx), before its entry file.
+  if (preload !== undefined) args.splice(args.length - 1, 0, '--import', pathToFileURL(preload).href)
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: {
@@ -193,6 +206,7 @@ async function main (): Promise<void> {
   const { sql } = database
   let child: ChildProcess | undefined
   let other: ChildProcess | undefined
+  const inlineChildren: ChildProcess[] = []
   try {
     const [pgVersion] = await sql`select current_setting('server_version') as v`
     let t0 = performance.now()
@@ -301,6 +315,77 @@ async function main (): Promise<void> {
     const limitMs = performance.now() - t0
     log(`limit, the rotation's writes as bare SQL: ${(limitMs / 1000).toFixed(2)} s, ${fmt(records.length / (limitMs / 1000))} rows/s, ` +
       `${limitReads.length} orders reads meanwhile p99 ${percentile(limitReads, 0.99).toFixed(1)} ms`)
+
+    // BENCH_INLINE_CYCLES=N: the references thread against the same work inline, in one process and on one
+    // database. Two fresh servers of this checkout, started and warmed alike (the phases' server above has a
+    // history of its own): one as the service runs, one whose syncs run on the service's thread
+    // (inline-work.ts). Each cycle reads the orders page alone from each, then runs three loaded arms for
+    // BASELINE_S each, in an order that turns from cycle to cycle (the machine's drift falls on all three):
+    // rotations back to back on the thread's server and on the inline server, the orders page read from the
+    // same server meanwhile, and the bare writes back to back, read from either server in turn. Pooled.
+    type Arm = { rotations: number, ms: number, reads: number[] }
+    const armed = new Map<string, Arm>()
+    const inlinePeaks = new Map<string, number>()
+    if (INLINE_CYCLES > 0) {
+      const threaded = await startServer(bench.url)
+      inlineChildren.push(threaded.child)
+      const inlined = await startServer(bench.url, ROOT, path.join(ROOT, 'bench/references/inline-work.ts'))
+      inlineChildren.push(inlined.child)
+      const servers = { thread: threaded, inline: inlined }
+      // Two bodies, written beforehand, taken in turn: from either one's state the other moves every sync ID.
+      const shifts = [lastShift + 2, lastShift + 3]
+      const bodies = new Map(shifts.map((shift) => [shift, rotated(shift)]))
+      let at = lastShift + 1
+      const next = () => { at = at === shifts[0] ? shifts[1] : shifts[0]; return at }
+      const syncOn = (base: string) => async (shift: number) => {
+        const { status, json } = await putReferences(bodies.get(shift)!, base)
+        if (status !== 200 || json.data.updated !== records.length) {
+          throw new Error(`sync answered ${status}: ${JSON.stringify(json).slice(0, 400)}`)
+        }
+      }
+      const backToBack = async (readBase: string, once: (shift: number) => Promise<unknown>): Promise<Arm> => {
+        let rotations = 0
+        const begun = performance.now()
+        const work = (async () => {
+          while (performance.now() - begun < BASELINE_S * 1000) { await once(next()); rotations++ }
+        })()
+        const [, reads] = await Promise.all([work, readLoop(readBase, token, pages, work)])
+        return { rotations, ms: performance.now() - begun, reads }
+      }
+      // Each server's first reads and sync compile its code (and start the references thread).
+      for (const { base } of Object.values(servers)) {
+        await readLoop(base, token, pages, sleep(2000))
+        await syncOn(base)(next())
+      }
+      for (const { child } of Object.values(servers)) resetPeak(child.pid!)
+      type Loaded = 'thread' | 'inline' | 'bare writes'
+      const turns: Loaded[][] = [['thread', 'inline', 'bare writes'], ['inline', 'bare writes', 'thread'],
+        ['bare writes', 'thread', 'inline'], ['inline', 'thread', 'bare writes'],
+        ['thread', 'bare writes', 'inline'], ['bare writes', 'inline', 'thread']]
+      const pool = (name: string) => armed.get(name) ?? armed.set(name, { rotations: 0, ms: 0, reads: [] }).get(name)!
+      for (let cycle = 1; cycle <= INLINE_CYCLES; cycle++) {
+        const line: string[] = []
+        for (const [name, { base }] of Object.entries(servers)) {
+          const alone = await readLoop(base, token, pages, sleep(BASELINE_S * 500))
+          pool(`alone (${name}'s server)`).reads.push(...alone)
+          line.push(`alone on ${name}'s p99 ${percentile(alone, 0.99).toFixed(1)}`)
+        }
+        for (const name of turns[(cycle - 1) % turns.length]) {
+          const readFrom = name === 'bare writes' ? (cycle % 2 === 1 ? 'thread' : 'inline') : name
+          const base = servers[readFrom].base
+          const run = await backToBack(base, name === 'bare writes' ? (shift) => rotateSeller(sql, shift) : syncOn(base))
+          const into = pool(name)
+          into.rotations += run.rotations
+          into.ms += run.ms
+          into.reads.push(...run.reads)
+          line.push(`${name}${name === 'bare writes' ? ` (read from ${readFrom}'s)` : ''} ${run.rotations} × ` +
+            `${fmt(run.rotations * records.length / (run.ms / 1000))} rows/s p99 ${percentile(run.reads, 0.99).toFixed(1)}`)
+        }
+        log(`inline cycle ${cycle}: ${line.join(', ')} (ms)`)
+      }
+      for (const arm of armed.values()) arm.reads.sort((a, b) => a - b)
+      for (const [name, { child }] of Object.entries(servers)) inlinePeaks.set(name, memory(child.pid!).peakMb)
+    }
 
     // BENCH_NICE_PAIRS=N: is what the bare writes cost the reads the CPU they take? N pairs of the limit's
     // writes on a connection of their own, its backend at nice 0 and at nice 19 (os.setPriority: the
@@ -416,6 +501,23 @@ async function main (): Promise<void> {
       console.log('\nThe other backends of the database sampled meanwhile (every ~2 ms): state / wait event, samples\n')
       for (const [what, n] of [...waited].sort()) console.log(`- ${what}: ${n}`)
     }
+    if (armed.size > 0) {
+      const p99 = (name: string) => percentile(armed.get(name)!.reads, 0.99)
+      const bare = armed.get('bare writes')!
+      const bareRate = bare.rotations * records.length / (bare.ms / 1000)
+      console.log(`\nThe references thread against the same work inline (BENCH_INLINE_CYCLES=${INLINE_CYCLES}), ` +
+        `${BASELINE_S} s an arm a cycle, orders reads pooled:\n`)
+      console.log('| arm | rotations | rows/s | rows/s / bare writes\' | orders page reads | p50 (ms) | p99 (ms) | p99 / bare writes\' | server peak RSS (MB) |')
+      console.log('|---|---|---|---|---|---|---|---|---|')
+      for (const [name, { rotations, ms, reads }] of armed) {
+        const rate = rotations * records.length / (ms / 1000)
+        const peak = inlinePeaks.get(name)
+        console.log(`| ${name} | ${rotations || ''} | ${rotations ? fmt(rate) : ''} | ${rotations ? (rate / bareRate).toFixed(2) : ''} | ` +
+          `${reads.length} | ${percentile(reads, 0.5).toFixed(1)} | ${percentile(reads, 0.99).toFixed(1)} | ` +
+          `${name.startsWith('alone') ? '' : (p99(name) / p99('bare writes')).toFixed(2)} | ${peak === undefined ? '' : peak.toFixed(0)} |`)
+      }
+      console.log(`\nInline p99 / thread p99: ${(p99('inline') / p99('thread')).toFixed(2)}`)
+    }
     if (compared.size > 0) {
       console.log(`\nBefore and after (BENCH_COMPARE_ROOT), ${COMPARE_CYCLES} cycles of ${BASELINE_S} s alone and ${BASELINE_S} s of rotations back to back per server, pooled:\n`)
       console.log('| server | phase | rows/s | orders page reads | p50 (ms) | p99 (ms) | p99 / alone |')
@@ -430,7 +532,7 @@ async function main (): Promise<void> {
       }
     }
   } finally {
-    for (const process of [child, other]) {
+    for (const process of [child, other, ...inlineChildren]) {
       if (process && process.exitCode === null) {
         process.kill('SIGTERM')
         await new Promise((resolve) => process.once('exit', resolve))
