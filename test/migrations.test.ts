@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import postgres from 'postgres'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate as drizzleMigrate } from 'drizzle-orm/postgres-js/migrator'
@@ -47,27 +47,8 @@ t.test('migrations from an empty database, twice at once, then again', async (t)
 })
 
 t.test('0009: the retailers and shops of a database made before it keep their seller and sync IDs as links', async (t) => {
-  const { serverUrl } = testServerState()
-  const name = `oxs_0009_${process.pid}`
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
-  await admin.unsafe(`drop database if exists "${name}"`)
-  await admin.unsafe(`create database "${name}"`)
   // The migrations as they were before 0009: the same files, a journal that ends at 0008.
-  const before = fs.mkdtempSync(path.join(os.tmpdir(), 'oxs-before-0009-'))
-  fs.cpSync(MIGRATIONS_FOLDER, before, { recursive: true })
-  const journalPath = path.join(before, 'meta', '_journal.json')
-  const journal = JSON.parse(fs.readFileSync(journalPath, 'utf8')) as { entries: Array<{ tag: string }> }
-  journal.entries = journal.entries.filter((e) => e.tag < '0009')
-  fs.writeFileSync(journalPath, JSON.stringify(journal))
-  const url = withDatabaseName(serverUrl, name)
-  const sql = postgres(url, { max: 1, onnotice: () => {} })
-  t.teardown(async () => {
-    await sql.end()
-    await admin.unsafe(`drop database if exists "${name}" with (force)`)
-    await admin.end()
-    fs.rmSync(before, { recursive: true, force: true })
-  })
-  await drizzleMigrate(drizzle(sql), { migrationsFolder: before })
+  const { sql, url } = await databaseBefore(t, '0009')
   const [a] = await sql`insert into sellers (name) values ('A') returning id`
   const [b] = await sql`insert into sellers (name) values ('B') returning id`
   const [ra] = await sql`insert into retailers (seller_id, name, sync_id) values (${a.id}, 'R1', 'RET-A') returning id`
@@ -90,27 +71,8 @@ t.test('0009: the retailers and shops of a database made before it keep their se
 })
 
 t.test('0021: events keep their ids, endpoints their deliveries and log, pending notifications become deliveries', async (t) => {
-  const { serverUrl } = testServerState()
-  const name = `oxs_0021_${process.pid}`
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
-  await admin.unsafe(`drop database if exists "${name}"`)
-  await admin.unsafe(`create database "${name}"`)
   // The migrations as they were before 0021, and graphile-worker's schema (it holds the `notify` jobs).
-  const before = fs.mkdtempSync(path.join(os.tmpdir(), 'oxs-before-0021-'))
-  fs.cpSync(MIGRATIONS_FOLDER, before, { recursive: true })
-  const journalPath = path.join(before, 'meta', '_journal.json')
-  const journal = JSON.parse(fs.readFileSync(journalPath, 'utf8')) as { entries: Array<{ tag: string }> }
-  journal.entries = journal.entries.filter((e) => e.tag < '0021')
-  fs.writeFileSync(journalPath, JSON.stringify(journal))
-  const url = withDatabaseName(serverUrl, name)
-  const sql = postgres(url, { max: 1, onnotice: () => {} })
-  t.teardown(async () => {
-    await sql.end()
-    await admin.unsafe(`drop database if exists "${name}" with (force)`)
-    await admin.end()
-    fs.rmSync(before, { recursive: true, force: true })
-  })
-  await drizzleMigrate(drizzle(sql), { migrationsFolder: before })
+  const { sql, url } = await databaseBefore(t, '0021')
   await runWorkerMigrations({ connectionString: url, logger: new WorkerLogger(() => () => {}) })
 
   // Seller A: an order placed then accepted (a full event, a small one), a test event; an endpoint whose
@@ -184,3 +146,28 @@ t.test('0021: events keep their ids, endpoints their deliveries and log, pending
   t.same(await sql`select t.identifier from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id`,
     [{ identifier: 'auto-reject' }], 'the notify jobs are gone; the other jobs stay')
 })
+
+/** A new database with the migrations before `tag` applied (the same files, a journal that ends before it). */
+async function databaseBefore (t: Test, tag: string): Promise<{ sql: postgres.Sql, url: string }> {
+  const { serverUrl } = testServerState()
+  const name = `oxs_${tag}_${process.pid}`
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`drop database if exists "${name}"`)
+  await admin.unsafe(`create database "${name}"`)
+  const before = fs.mkdtempSync(path.join(os.tmpdir(), `oxs-before-${tag}-`))
+  fs.cpSync(MIGRATIONS_FOLDER, before, { recursive: true })
+  const journalPath = path.join(before, 'meta', '_journal.json')
+  const journal = JSON.parse(fs.readFileSync(journalPath, 'utf8')) as { entries: Array<{ tag: string }> }
+  journal.entries = journal.entries.filter((e) => e.tag < tag)
+  fs.writeFileSync(journalPath, JSON.stringify(journal))
+  const url = withDatabaseName(serverUrl, name)
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
+  t.teardown(async () => {
+    await sql.end()
+    await admin.unsafe(`drop database if exists "${name}" with (force)`)
+    await admin.end()
+    fs.rmSync(before, { recursive: true, force: true })
+  })
+  await drizzleMigrate(drizzle(sql), { migrationsFolder: before })
+  return { sql, url }
+}
