@@ -19,8 +19,10 @@ import { main as webhooksMain } from './webhooks.js'
 import { main as fairnessMain } from './fairness.js'
 
 /*
- * npm run bench:events — issue 24: what the event log costs the writes it records, and how fast the feed
- * reads, each as a ratio measured in one run, in one process, on one database:
+ * npm run bench:events — what the event log costs the writes it records, and how fast the feed reads, each
+ * as a ratio measured in one run, in one process, on one database (issue 24; the targets are issue 40's,
+ * thin events: a status batch and a placement with the log at ≥ 95 % of their orders/s without it, a page
+ * of 100 events with full orders at ≥ 90 % of the orders page's rate):
  *
  *   1. placements: batches of BENCH_PLACE_BATCH (1,000) new orders of 1–4 lines for seller 1, through the
  *      platform's own service (placeOrders, what POST /v2/platform/orders calls), with the event log and
@@ -30,9 +32,10 @@ import { main as fairnessMain } from './fairness.js'
  *      completed (as bench:status), through updateOrderStatuses (what the route calls), with and without
  *      the log, alternating, BENCH_RUNS each: orders per second;
  *   3. reads: a page of 100 events with their full orders (the contract's full selection, the client's
- *      document) against a page of 100 orders with the same selection, both through app.inject (no HTTP:
- *      the service's own work) from BENCH_CONCURRENCY (4) loops for BENCH_DURATION (5) s, BENCH_ROUNDS (3)
- *      rounds alternating, at random cursors and pages: requests per second, medians.
+ *      document; each event's order built as it is now, in the page's statement) against a page of 100
+ *      orders with the same selection, both through app.inject (no HTTP: the service's own work) from
+ *      BENCH_CONCURRENCY (4) loops for BENCH_DURATION (5) s, BENCH_ROUNDS (3) rounds alternating, at random
+ *      cursors and pages: requests per second, medians.
  *
  * On a database seeded with BENCH_ORDERS (40,000) demo orders, VACUUM ANALYZE. BENCH_DATABASE_URL picks the
  * server (else an embedded PostgreSQL). Quick run:
@@ -51,6 +54,8 @@ const DURATION = numberKnob('BENCH_DURATION', 5, { above: 0 })
 const CONCURRENCY = numberKnob('BENCH_CONCURRENCY', 4, { min: 1, integer: true })
 const ROUNDS = numberKnob('BENCH_ROUNDS', 3, { min: 1, integer: true })
 const SELLER = 1
+/** Issue 40: a page of 100 events with full orders at ≥ 90 % of the orders page's rate. */
+const READ_GOAL = 0.9
 
 const log = (line: string): void => { process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`) }
 
@@ -90,10 +95,10 @@ async function main (): Promise<void> {
       if (outcome.inserted !== size) throw new Error(`placement: ${JSON.stringify(outcome).slice(0, 300)}`)
     }, log)
 
-    // Every order placed through the platform has its order.placed event, which a later status event of it
-    // builds on (record-events.ts); the seed records none (its orders are history), so the seller's orders
-    // without one get it here, as the platform would have written it, before the status updates.
-    const bare = await sql`select o.id, o.store_id, o.status, o.is_actionable from orders o where o.seller_id = ${SELLER}
+    // Every order placed through the platform has its order.placed event; the seed records none (its orders
+    // are history), so the seller's orders without one get it here, as the platform would have written it:
+    // the feed then pages through a log of the seller's orders, as the orders page does through its orders.
+    const bare = await sql`select o.id, o.store_id, o.status from orders o where o.seller_id = ${SELLER}
       and not exists (select 1 from seller_events e where e.order_id = o.id) order by o.id`
     for (let at = 0; at < bare.length; at += PLACE_BATCH) {
       await database.db.transaction((tx) => recordEvents(tx, bare.slice(at, at + PLACE_BATCH).map((r): OrderEvent => ({
@@ -120,13 +125,14 @@ async function main (): Promise<void> {
       if (outcome.failed !== 0) throw new Error(`status update: ${JSON.stringify(outcome.errors.slice(0, 3))}`)
     }, log))
 
-    const [kinds] = await sql`select count(*) filter (where base_sequence is not null)::int as small, count(*)::int as n
-      from seller_events where seller_id = ${SELLER} and type <> 'order.placed'`
-    log(`status events: ${kinds.small} of ${kinds.n} stored small (their order's status, isActionable and updatedAt over a base)`)
-
-    // 3. Reads: the feed's page of 100 events with full orders against the orders page of 100.
-    const [{ events, last }] = await sql`select count(*)::int as events, max(sequence)::int as last from seller_events where seller_id = ${SELLER}`
-    log(`reads: seller ${SELLER}'s log holds ${events} events; ${ROUNDS} rounds of ${DURATION} s, ${CONCURRENCY} loops`)
+    // 3. Reads: the feed's page of 100 events with full orders against the orders page of 100. A page builds
+    // each order it names once: how many distinct orders a page of the log holds says what it builds.
+    const [{ events, last, perPage }] = await sql`select count(*)::int as events, max(sequence)::int as last,
+        (select avg(n)::float8 from (select count(distinct order_id) as n from seller_events
+          where seller_id = ${SELLER} group by (sequence - 1) / 100) w) as "perPage"
+      from seller_events where seller_id = ${SELLER}`
+    log(`reads: seller ${SELLER}'s log holds ${events} events (${perPage.toFixed(1)} distinct orders a page of 100); ` +
+      `${ROUNDS} rounds of ${DURATION} s, ${CONCURRENCY} loops`)
     const { secret: token } = await issueCredential(database.db, { sellerId: SELLER, kind: 'access-token', environment: 'testing' })
     const app = await buildApp({
       config: loadConfig({ DATABASE_URL: bench.url, LOG_LEVEL: 'silent', WORKER_ENABLED: 'false', RATE_LIMIT_ENABLED: 'false', SHED_EVENT_LOOP_DELAY_MS: '0', SHED_HEAP_USED_BYTES: '0' }),
@@ -158,7 +164,7 @@ async function main (): Promise<void> {
       process.stdout.write(`| ${r.target} | ${median(r.rps).toFixed(0)} | ${r.p50.toFixed(0)} | ${r.bytes.toLocaleString('en')} |\n`)
     }
     process.stdout.write(`\nevents / orders: ${(100 * ratio).toFixed(0)} % (rounds: ${ratios.map((x) => `${(100 * x).toFixed(0)} %`).join(', ')}); ` +
-      `goal ≥ 80 %: ${ratio >= 0.8 ? 'met' : 'missed'}\n`)
+      `goal ≥ ${100 * READ_GOAL} %: ${ratio >= READ_GOAL ? 'met' : 'missed'}\n`)
   } finally {
     await bench.dispose()
   }

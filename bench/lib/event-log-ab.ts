@@ -53,12 +53,18 @@ export async function alternate (
 export const WRITE_TABLE_HEAD = '| write | batch | with events: orders/s | without events: orders/s | with / without | ' +
   'pairs: median (quartiles) | goal |\n|---|---:|---:|---:|---:|---|---|\n'
 
-/** The results table's row of `what` (both modes in `results`): the goal is issue 24's, ≥ 90 %. */
+/**
+ * What a write with the log must keep of its rate without it: issue 40's ≥ 95 % (thin events; issue 24 had
+ * asked ≥ 90 % of the log that stored each order's JSON).
+ */
+export const WRITE_GOAL = 0.95
+
+/** The results table's row of `what` (both modes in `results`), against WRITE_GOAL. */
 export function writeTableRow (results: readonly WriteResult[], what: string): string {
   const [withLog, without] = MODES.map((mode) => results.find((r) => r.what === what && r.mode === mode)!)
   const ratio = withLog!.ordersPerSecond / without!.ordersPerSecond
   const { pairs } = withLog!
   const quartile = (q: number): string => `${(100 * pairs[Math.floor(q * (pairs.length - 1))]!).toFixed(0)} %`
   return `| ${what} | ${withLog!.batch} | ${withLog!.ordersPerSecond.toFixed(0)} | ${without!.ordersPerSecond.toFixed(0)} | ` +
-    `${(100 * ratio).toFixed(0)} % | ${quartile(0.5)} (${quartile(0.25)}–${quartile(0.75)}) | ≥ 90 %: ${ratio >= 0.9 ? 'met' : 'missed'} |\n`
+    `${(100 * ratio).toFixed(0)} % | ${quartile(0.5)} (${quartile(0.25)}–${quartile(0.75)}) | ≥ ${100 * WRITE_GOAL} %: ${ratio >= WRITE_GOAL ? 'met' : 'missed'} |\n`
 }

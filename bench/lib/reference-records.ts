@@ -6,7 +6,7 @@ export interface ReferenceRecord { type: string, id: number }
 /**
  * The seller's records a references sync maps (linked retailers and shops, items, offers), topped up with
  * new items and offers (on its first SKU) until there are `rows` of them; the first `rows`, by type and id.
- * Shared by bench:references and bench/events/content-triggers.ts.
+ * Used by bench:references.
  */
 export async function topUpReferenceRecords (sql: postgres.Sql, seller: number, rows: number):
 Promise<ReferenceRecord[]> {
