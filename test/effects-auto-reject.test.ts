@@ -2,7 +2,7 @@ import t from 'tap'
 import { build, testDatabase } from './helpers/build.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { createShop, post, accept, ok, queuedJobs } from './status-update/helpers.js'
-import { captureLogger, startTestWorker, waitFor } from './helpers/effects.js'
+import { captureLogger, notificationsOf, startTestWorker, waitFor } from './helpers/effects.js'
 import { scheduleAutoRejections } from '../src/effects/enqueue.js'
 import { AUTO_REJECT_KEY_PREFIX, autoRejectJobKey, TASKS } from '../src/effects/jobs.js'
 import { addJob } from './helpers/jobs.js'
@@ -44,8 +44,11 @@ t.test('an order still placed when its time is up is rejected with every reject 
   t.match((await database.sql`select amount, status, gateway from refunds where order_id = ${orderId}`)[0], { amount: '190.00', status: 'MANUAL', gateway: 'manual' })
   const [deal] = await database.sql`select grabbed_quantity from daily_deals where id = ${shop.dealId}`
   t.equal(Number(deal.grabbed_quantity), 0, 'the deal quantity is given back')
-  await waitFor(t, 'notifications delivered', async () => (await database.sql`select count(*)::int as n from notification_deliveries where order_id = ${orderId} and status = 'DELIVERED'`)[0].n === 3)
-  const told = lines.filter((l) => l.orderId === orderId && l.msg.startsWith('notification: '))
+  await waitFor(t, 'notifications delivered', async () => (await notificationsOf(database, orderId)).filter((n) => n.status === 'DELIVERED').length === 3)
+  const [event] = await database.sql`select 'evt_' || seller_id || '_' || sequence as id, type::text as type, reason from seller_events where order_id = ${orderId}`
+  t.match(event, { type: 'order.rejected', reason: AUTO_REJECT_REASON }, 'one event, with the reason')
+  t.same((await notificationsOf(database, orderId)).map((n) => n.eventId), [event.id, event.id, event.id], 'its notifications')
+  const told = lines.filter((l) => l.orderId === String(orderId) && l.msg.startsWith('notification: '))
   t.same(told.map((l) => l.channel).sort(), ['customer', 'messaging', 'seller'])
   t.ok(told.every((l) => l.msg.endsWith(`was rejected: ${AUTO_REJECT_REASON}`)), 'with the reason')
   t.ok(lines.some((l) => l.msg === 'order auto-rejected: not accepted in time' && l.orderId === orderId))
@@ -76,8 +79,9 @@ t.test('a job that finds its order already moved does nothing', async (t) => {
   await waitFor(t, 'jobs done', async () => (await jobKeys(database)).length === 0)
   t.equal((await database.sql`select status from orders where id = ${accepted}`)[0].status, 'ORDER_ACCEPTED')
   const [counts] = await database.sql`select (select count(*)::int from order_status_history) as history, (select count(*)::int from refunds) as refunds,
-    (select count(*)::int from notification_deliveries) as notifications`
-  t.same(counts, { history: 0, refunds: 0, notifications: 0 })
+    (select count(*)::int from seller_events) as events`
+  t.same(counts, { history: 0, refunds: 0, events: 0 })
+  t.same(await notificationsOf(database), [], 'no notification')
 })
 
 t.test('scheduling: only placed orders of sellers with auto-rejection on; 0 turns it off; the seed schedules its placed orders', async (t) => {

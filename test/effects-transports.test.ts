@@ -5,17 +5,17 @@ import pino from 'pino'
 import { testDatabase } from './helpers/build.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { startReceiver } from './helpers/receiver.js'
-import { captureLogger, deliveryRow, enqueueEvent, notifyPayload, ordersIn, startTestWorker, waitFor, workerEnv } from './helpers/effects.js'
-import { TASKS } from '../src/effects/jobs.js'
-import { addJob, enqueueNotification } from './helpers/jobs.js'
-import { loadNotification, notificationText } from '../src/effects/notification.js'
+import {
+  attemptsOf, captureLogger, deliveriesOf, deliveryOf, lastEventId, notificationOfEvent, notificationsOf,
+  operatorEndpoint, ordersIn, recordOrderEvent, startDeliverer, startTestWorker, waitFor, workerEnv
+} from './helpers/effects.js'
+import { notificationText } from '../src/effects/notification.js'
 import { createTransports } from '../src/effects/transports/factory.js'
-import { webhookTransport } from '../src/effects/transports/webhook.js'
 import { maskPhone } from '../src/effects/transports/log.js'
 import { whatsappCloudTransport } from '../src/effects/transports/whatsapp-cloud.js'
+import { operatorEndpointOf } from '../src/delivery/shared-subscriptions.js'
 import { Webhook, WebhookVerificationError } from 'standardwebhooks'
-import { newEndpointSecret, standardSecretKey, standardSecretOf, standardWebhookHeaders } from '../src/outbound/standard-signature.js'
-import { verifySignature } from './helpers/webhook-signature.js'
+import { newEndpointSecret, operatorSigningKey, standardSecretKey, standardSecretOf, standardWebhookHeaders } from '../src/outbound/standard-signature.js'
 
 const TEMPLATES = {
   'order.accepted': 'a', 'order.rejected': 'r', 'order.completed': 'c', 'order.placed': 'p', 'order.cancelled': 'x', 'order.delivered': 'd'
@@ -38,12 +38,12 @@ function verifyError (secret: string, body: string, headers: Record<string, stri
   }
 }
 
-t.test('webhook deliveries carry Standard Webhooks headers that the standardwebhooks library verifies', async (t) => {
+t.test('the operator\'s endpoint gets Standard Webhooks headers that the standardwebhooks library verifies', async (t) => {
   const database = await testDatabase(t)
   await seedDemo(database, 10)
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
-  const { notification } = (await loadNotification(database.db, notifyPayload(order!, 'seller', 'order.accepted')))!
-  notification.retailer.name = 'Zoë Ñúñez 🛒' // non-ASCII in the signed body
+  // Non-ASCII in the signed body: the event's order is read as it is now, its retailer's name included.
+  await database.sql`update retailers set name = 'Zoë Ñúñez 🛒' where id = (select retailer_id from orders where id = ${order!.id})`
   const whsec = newEndpointSecret()
   const cases = [
     { what: 'a whsec_ secret: the receiver uses it as is', configured: whsec, receiver: whsec },
@@ -54,38 +54,37 @@ t.test('webhook deliveries carry Standard Webhooks headers that the standardwebh
   for (const c of cases) {
     await t.test(c.what, async (t) => {
       const receiver = await startReceiver(t, (_r, i) => (i === 0 ? 503 : 200))
-      const transport = webhookTransport({ url: receiver.url, secret: c.configured, timeoutMs: 2000 })
-      await t.rejects(transport.send(notification), { message: 'webhook answered HTTP 503' })
-      await new Promise((resolve) => setTimeout(resolve, 1100)) // the retry is signed at a later second
-      await transport.send(notification)
+      // The retry is signed at a later second.
+      const operator = operatorEndpoint(receiver.url, c.configured)
+      const deliverer = await startDeliverer(t, database, { operator, retryWait: () => 1100 })
+      await recordOrderEvent(database, order!, 'order.accepted')
+      const id = (await lastEventId(database, order!.sellerId))!
+      await waitFor(t, 'delivered on the second attempt', async () => (await deliveryOf(database, 'operator-webhook', id))?.status === 'DELIVERED')
+      await deliverer.stop()
+      t.match(await attemptsOf(database, 'operator-webhook', id), [{ attempt: 1, httpStatus: 503, error: 'HTTP 503' }, { attempt: 2, httpStatus: 200, error: null }])
       t.equal(receiver.received.length, 2)
       for (const r of receiver.received) {
         const headers = headersOf(r)
-        t.equal(headers['webhook-id'], notification.eventId, 'webhook-id is the event id, on every attempt')
+        t.equal(headers['webhook-id'], id, 'webhook-id is the event id, on every attempt')
         t.match(headers['webhook-timestamp'], /^\d{10}$/)
         t.ok(Math.abs(Number(headers['webhook-timestamp']) - r.at / 1000) < 5, 'webhook-timestamp: unix seconds, now')
         t.match(headers['webhook-signature'], /^v1,[A-Za-z0-9+/]{43}=$/, 'one v1 signature')
         t.equal(verifyError(c.receiver, r.rawBody, headers), null, 'the standardwebhooks library verifies it')
         t.same(new Webhook(c.receiver).verify(r.rawBody, headers), JSON.parse(r.rawBody), 'and hands back the event')
-        t.equal(JSON.parse(r.rawBody).id, notification.eventId)
-        t.equal(JSON.parse(r.rawBody).data.retailer.name, 'Zoë Ñúñez 🛒')
+        t.equal(JSON.parse(r.rawBody).id, id)
+        t.equal(JSON.parse(r.rawBody).data.order.retailer.name, 'Zoë Ñúñez 🛒')
 
         t.equal(verifyError(c.receiver, r.rawBody.replace('Zoë', 'Zoe'), headers), 'No matching signature found', 'a tampered body fails')
         t.equal(verifyError(c.receiver, `${r.rawBody} `, headers), 'No matching signature found', 'an extra byte fails')
-        t.equal(verifyError(c.receiver, r.rawBody, { ...headers, 'webhook-id': `${notification.eventId}x` }), 'No matching signature found', 'another id fails')
+        t.equal(verifyError(c.receiver, r.rawBody, { ...headers, 'webhook-id': `${id}x` }), 'No matching signature found', 'another id fails')
         t.equal(verifyError(c.receiver, r.rawBody, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) }), 'No matching signature found', 'another timestamp fails')
         t.equal(verifyError(newEndpointSecret(), r.rawBody, headers), 'No matching signature found', 'another secret fails')
         t.equal(verifyError(c.receiver, r.rawBody, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 301) }), 'Message timestamp too old', 'an old one is refused')
         const { 'webhook-signature': _gone, ...unsigned } = headers
         t.equal(verifyError(c.receiver, r.rawBody, unsigned), 'Missing required headers')
 
-        // The deprecated headers, still sent for one release, keyed with the secret's text as before.
-        t.equal(r.headers['x-order-exchange-event-id'], notification.eventId)
-        t.equal(r.headers['x-order-exchange-event-type'], 'order.accepted')
-        const old = r.headers['x-order-exchange-signature'] as string
-        t.ok(verifySignature(c.configured, r.rawBody, old), 'X-Order-Exchange-Signature verifies as before')
-        t.notOk(verifySignature(c.configured, r.rawBody.replace('Zoë', 'Zoe'), old), 'and refuses a tampered body')
-        t.equal(old.match(/^t=(\d+),/)?.[1], headers['webhook-timestamp'], 'one timestamp for both')
+        // The deprecated headers are gone with the `webhook` transport.
+        t.same(Object.keys(r.headers).filter((h) => h.startsWith('x-order-exchange')), [], 'no X-Order-Exchange-* header')
       }
       const [first, second] = receiver.received.map(headersOf)
       t.not(first['webhook-timestamp'], second['webhook-timestamp'], 'each attempt signed afresh')
@@ -146,14 +145,14 @@ t.test('whatsapp-cloud sends the Cloud API template message to the retailer (wha
     where o.status = 'ORDER_ACCEPTED' and r.whatsapp is null and r.phone is not null order by o.id limit 1`)
   t.ok(withWhatsapp && phoneOnly, 'the demo data has both kinds of retailer')
 
-  const rejected = notifyPayload({ id: Number(withWhatsapp.id), sellerId: withWhatsapp.seller_id }, 'messaging', 'order.rejected', 'Out of stock')
-  const accepted = notifyPayload({ id: Number(phoneOnly.id), sellerId: phoneOnly.seller_id }, 'messaging', 'order.accepted')
-  await database.db.transaction(async (tx) => {
-    await enqueueNotification(tx, rejected)
-    await enqueueNotification(tx, accepted)
-  })
+  await recordOrderEvent(database, { id: Number(withWhatsapp.id), sellerId: withWhatsapp.seller_id }, 'order.rejected', 'Out of stock')
+  const rejected = (await lastEventId(database, withWhatsapp.seller_id))!
+  await recordOrderEvent(database, { id: Number(phoneOnly.id), sellerId: phoneOnly.seller_id }, 'order.accepted')
+  const accepted = (await lastEventId(database, phoneOnly.seller_id))!
   await waitFor(t, 'two messages', () => standIn.received.length >= 2)
-  await waitFor(t, 'rows delivered', async () => (await deliveryRow(database, accepted.eventId))?.status === 'DELIVERED' && (await deliveryRow(database, rejected.eventId))?.status === 'DELIVERED')
+  await waitFor(t, 'both delivered', async () => (await deliveryOf(database, 'notify-messaging', accepted))?.status === 'DELIVERED' &&
+    (await deliveryOf(database, 'notify-messaging', rejected))?.status === 'DELIVERED')
+  t.equal((await deliveriesOf(database, { kind: 'notify-messaging' })).length, 2, 'one message per event, to the messaging channel only')
 
   const byRecipient = new Map(standIn.received.map((r) => [JSON.parse(r.rawBody).to, r]))
   const first = byRecipient.get(withWhatsapp.whatsapp.replace(/\D/g, ''))
@@ -167,7 +166,7 @@ t.test('whatsapp-cloud sends the Cloud API template message to the retailer (wha
       recipient_type: 'individual',
       to: withWhatsapp.whatsapp.replace(/\D/g, ''),
       type: 'template',
-      biz_opaque_callback_data: rejected.eventId,
+      biz_opaque_callback_data: rejected,
       template: {
         name: 'order_rejected',
         language: { code: 'en' },
@@ -187,11 +186,12 @@ t.test('whatsapp-cloud sends the Cloud API template message to the retailer (wha
 
   // A retailer with no number at all: nothing to retry, failed at once.
   await database.sql`update retailers set whatsapp = null, phone = null where id = ${withWhatsapp.retailer_id}`
-  const completed = notifyPayload({ id: Number(withWhatsapp.id), sellerId: withWhatsapp.seller_id }, 'messaging', 'order.completed')
-  await database.db.transaction((tx) => enqueueNotification(tx, completed))
-  await waitFor(t, 'failed', async () => (await deliveryRow(database, completed.eventId))?.status === 'FAILED')
-  t.match(await deliveryRow(database, completed.eventId), { attempts: 1, last_error: `retailer ${withWhatsapp.retailer_id} has no whatsapp or phone number` })
-  await waitFor(t, 'job done', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'notify'`)[0].n === 0)
+  await recordOrderEvent(database, { id: Number(withWhatsapp.id), sellerId: withWhatsapp.seller_id }, 'order.completed')
+  const completed = (await lastEventId(database, withWhatsapp.seller_id))!
+  await waitFor(t, 'failed', async () => (await deliveryOf(database, 'notify-messaging', completed))?.status === 'FAILED')
+  t.match(await deliveryOf(database, 'notify-messaging', completed), {
+    attempts: 1, lastError: `whatsapp-cloud: retailer ${withWhatsapp.retailer_id} has no whatsapp or phone number`
+  }, 'failed at once, no retry')
   t.equal(standIn.received.length, 2)
 })
 
@@ -199,7 +199,10 @@ t.test('transports report failures in a few words', async (t) => {
   const database = await testDatabase(t)
   await seedDemo(database, 20)
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
-  const { notification } = (await loadNotification(database.db, notifyPayload(order, 'customer')))!
+  await recordOrderEvent(database, order, 'order.rejected', 'Out of stock')
+  const id = (await lastEventId(database, order.sellerId))!
+  const notification = (await notificationOfEvent(database, id, 'customer'))!
+  t.match(notification, { eventId: id, eventType: 'order.rejected', channel: 'customer', order: { orderId: String(order.id), orderStatus: 'ORDER_REJECTED_BY_SELLER', reason: 'Out of stock' } })
   t.match(notificationText(notification), /^Order ORD-\d+ of .+ with .+ was rejected: Out of stock$/)
 
   const standIn = await startReceiver(t, () => 400)
@@ -211,19 +214,27 @@ t.test('transports report failures in a few words', async (t) => {
   const closed = await startReceiver(t)
   const url = closed.url
   await closed.close()
-  const hook = webhookTransport({ url, secret: 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz', timeoutMs: 1000 })
-  await t.rejects(hook.send(notification), { message: /^webhook request failed: ECONNREFUSED$/ })
   const waDown = whatsappCloudTransport({ baseUrl: url, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: TEMPLATES, timeoutMs: 1000 })
-  await t.rejects(waDown.send(notification), { message: /^whatsapp-cloud request failed: ECONNREFUSED$/ })
+  await t.rejects(waDown.send(notification), { message: /^whatsapp-cloud request failed: connection refused$/ })
+  // The operator's endpoint down: the attempt's error says so in a few words.
+  await startDeliverer(t, database, { operator: operatorEndpoint(url, 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz'), retryWait: () => 60_000 })
+  await recordOrderEvent(database, order, 'order.accepted')
+  const next = (await lastEventId(database, order.sellerId))!
+  await waitFor(t, 'the attempt recorded', async () => (await deliveryOf(database, 'operator-webhook', next))?.attempts === 1)
+  t.match(await deliveryOf(database, 'operator-webhook', next), { status: 'PENDING', lastHttpStatus: null, lastError: /^[^\n]{1,80}$/ })
+  t.equal((await deliveryOf(database, 'operator-webhook', next))!.lastError, 'connection refused')
 
-  t.equal(await loadNotification(database.db, { ...notifyPayload(order, 'customer'), orderId: 999_999 }), null)
+  // An order gone since its event: nothing to tell.
+  await database.sql`update orders set is_deleted = true where id = ${order.id}`
+  t.equal(await notificationOfEvent(database, id, 'customer'), null)
 })
 
-t.test("Meta's error object is kept in last_error", async (t) => {
+t.test("Meta's error object is kept in the attempt's error", async (t) => {
   const database = await testDatabase(t)
   await seedDemo(database, 20)
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
-  const { notification } = (await loadNotification(database.db, notifyPayload(order, 'messaging')))!
+  await recordOrderEvent(database, order, 'order.rejected')
+  const notification = (await notificationOfEvent(database, (await lastEventId(database, order.sellerId))!, 'messaging'))!
   notification.retailer.phone = '+919876543210'
   const http = await import('node:http')
   const server = http.createServer((_req, res) => { res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: '(#131026) Message undeliverable', code: 131026 } })) })
@@ -239,10 +250,18 @@ t.test('transports per channel come from configuration; a chosen transport that 
   const defaults = createTransports(workerEnv(database), logger)
   t.same([defaults.seller.name, defaults.customer.name, defaults.messaging.name], ['log', 'log', 'log'], 'log by default')
   t.equal(defaults.seller, defaults.customer, 'one instance per kind')
-  const mixed = createTransports(workerEnv(database, { NOTIFY_SELLER_TRANSPORT: 'webhook', WEBHOOK_URL: 'https://erp.example.com/hooks', WEBHOOK_SECRET: 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz', NOTIFY_MESSAGING_TRANSPORT: 'whatsapp-cloud', ...WA }), logger)
-  t.same([mixed.seller.name, mixed.customer.name, mixed.messaging.name], ['webhook', 'log', 'whatsapp-cloud'])
-  t.throws(() => createTransports(workerEnv(database, { NOTIFY_CUSTOMER_TRANSPORT: 'webhook' }), logger),
-    { name: 'ConfigError', message: 'Invalid configuration: NOTIFY_CUSTOMER_TRANSPORT=webhook needs WEBHOOK_URL and WEBHOOK_SECRET (at least 16 characters)' })
+  const mixed = createTransports(workerEnv(database, { WEBHOOK_URL: 'https://erp.example.com/hooks', WEBHOOK_SECRET: 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz', NOTIFY_MESSAGING_TRANSPORT: 'whatsapp-cloud', ...WA }), logger)
+  t.same([mixed.seller.name, mixed.customer.name, mixed.messaging.name], ['log', 'log', 'whatsapp-cloud'], 'WEBHOOK_URL is no channel\'s transport')
+  for (const variable of ['NOTIFY_SELLER_TRANSPORT', 'NOTIFY_CUSTOMER_TRANSPORT', 'NOTIFY_MESSAGING_TRANSPORT']) {
+    t.throws(() => createTransports(workerEnv(database, { [variable]: 'webhook', WEBHOOK_URL: 'https://erp.example.com/hooks', WEBHOOK_SECRET: 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz' }), logger),
+      { name: 'ConfigError', message: new RegExp(`^Invalid configuration: ${variable}=webhook was removed: set WEBHOOK_URL and WEBHOOK_SECRET`) },
+      `${variable}=webhook names its replacement`)
+  }
+  t.throws(() => operatorEndpointOf(workerEnv(database, { WEBHOOK_URL: 'https://erp.example.com/hooks' })),
+    { name: 'ConfigError', message: 'Invalid configuration: WEBHOOK_URL needs WEBHOOK_SECRET (at least 16 characters)' })
+  t.equal(operatorEndpointOf(workerEnv(database)), null, 'no WEBHOOK_URL: no operator endpoint')
+  t.same(operatorEndpointOf(workerEnv(database, { WEBHOOK_URL: 'https://erp.example.com/hooks', WEBHOOK_SECRET: 'operator-secret-0123456789' })),
+    { url: 'https://erp.example.com/hooks', key: new TextEncoder().encode('operator-secret-0123456789') }, 'a raw secret signs with its UTF-8 bytes')
   t.throws(() => createTransports(workerEnv(database, { NOTIFY_MESSAGING_TRANSPORT: 'whatsapp-cloud', WHATSAPP_PHONE_NUMBER_ID: '1' }), logger),
     { name: 'ConfigError', message: /NOTIFY_MESSAGING_TRANSPORT=whatsapp-cloud needs WHATSAPP_PHONE_NUMBER_ID and WHATSAPP_ACCESS_TOKEN/ })
   t.throws(() => workerEnv(database, { NOTIFY_SELLER_TRANSPORT: 'whatsapp-cloud' }), { name: 'ConfigError', message: /NOTIFY_SELLER_TRANSPORT/ }, 'the seller has no phone: no whatsapp for that channel')
@@ -256,7 +275,7 @@ t.test('transports per channel come from configuration; a chosen transport that 
       name: 'ConfigError',
       message: 'Invalid configuration: WEBHOOK_SECRET: not a Standard Webhooks secret: whsec_ followed by base64 (A-Z a-z 0-9 + /, padded with =), e.g. whsec_ and the output of `openssl rand -base64 32`'
     }, `not base64: ${JSON.stringify(secret)}`)
-    t.throws(() => webhookTransport({ url: 'https://erp.example.com/hooks', secret, timeoutMs: 1000 }), { message: /^not a Standard Webhooks secret/ })
+    t.throws(() => operatorSigningKey(secret), { message: /^not a Standard Webhooks secret/ })
   }
   const padded = [1, 2, 3, 16, 17, 18, 32].map((n) => `whsec_${Buffer.alloc(n, n).toString('base64')}`)
   t.same(padded.map((s) => standardSecretKey(s).length), [1, 2, 3, 16, 17, 18, 32], 'padded base64 of any length decodes')
@@ -275,15 +294,25 @@ t.test('the log transport (default) writes each notification to the log and reco
   const database = await testDatabase(t)
   await seedDemo(database, 20)
   const { logger, lines } = captureLogger('info')
-  await startTestWorker(t, database, {}, logger)
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
-  const payloads = await enqueueEvent(database, order, 'order.accepted')
-  await waitFor(t, 'all delivered', async () => {
-    const [row] = await database.sql`select count(*)::int as n from notification_deliveries where order_id = ${order.id} and status = 'DELIVERED'`
-    return row.n === 3
-  })
+  const [other, pruned] = await ordersIn(database, 'ORDER_ACCEPTED', 2)
+  // Before the worker starts, two events whose notifications cannot be sent: an order deleted since
+  // its event (nothing to tell), and an event the log no longer keeps (retention).
+  await recordOrderEvent(database, other, 'order.completed')
+  const gone = (await lastEventId(database, other.sellerId))!
+  await database.sql`update orders set is_deleted = true where id = ${other.id}`
+  await recordOrderEvent(database, pruned, 'order.completed')
+  const prunedId = (await lastEventId(database, pruned.sellerId))!
+  t.equal((await notificationsOf(database, pruned.id)).length, 3, 'queued')
+  await database.sql`delete from seller_events where 'evt_' || seller_id || '_' || sequence = ${prunedId}`
+
+  await startTestWorker(t, database, {}, logger)
+  await recordOrderEvent(database, order, 'order.accepted')
+  const id = (await lastEventId(database, order.sellerId))!
+  await waitFor(t, 'all delivered', async () => (await notificationsOf(database, order.id)).filter((n) => n.status === 'DELIVERED').length === 3)
   const logged = lines.filter((l) => l.msg.startsWith('notification: '))
-  t.same(logged.map((l) => l.eventId).sort(), payloads.map((p) => p.eventId).sort())
+  t.same(logged.map((l) => l.channel).sort(), ['customer', 'messaging', 'seller'], 'one line per channel')
+  t.same(logged.map((l) => l.eventId), [id, id, id], 'each under the event\'s id')
   for (const l of logged) {
     t.equal(l.level, 30, 'info')
     t.match(l.msg, /^notification: Order ORD-\d+ of .+ was accepted$/)
@@ -292,28 +321,26 @@ t.test('the log transport (default) writes each notification to the log and reco
   t.equal(maskPhone('+91 98765 43210'), '+** ***** *3210')
   t.ok(lines.some((l) => l.msg === 'effects worker started' && l.transports.seller === 'log'))
 
-  // Jobs that did not come through enqueueNotification: tracked all the same, dropped, or failed visibly.
-  const [other] = await ordersIn(database, 'ORDER_ACCEPTED', 1)
-  const untracked = notifyPayload(other, 'seller', 'order.completed')
-  await addJob(database.db, TASKS.notify, untracked)
-  await addJob(database.db, TASKS.notify, { ...notifyPayload(other, 'customer'), orderId: 999_999, eventId: 'gone' })
-  await addJob(database.db, TASKS.notify, { ...notifyPayload(other, 'customer'), channel: 'fax' }, { maxAttempts: 1 })
-  await waitFor(t, 'untracked delivered', async () => (await deliveryRow(database, untracked.eventId))?.status === 'DELIVERED')
-  await waitFor(t, 'the others settled', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'notify' and (attempts = 0 or locked_at is not null)`)[0].n === 0)
-  const left = await database.sql`select last_error from graphile_worker.jobs where task_identifier = 'notify'`
-  t.same(left.map((j) => j.last_error), ['unknown notification channel "fax"'], 'a bad channel fails; a vanished order is dropped')
-  t.ok(lines.some((l) => l.level === 40 && l.eventId === 'gone'))
+  await waitFor(t, 'the others settled', async () => (await deliveriesOf(database)).every((d) => d.status !== 'PENDING'))
+  t.same((await notificationsOf(database, other.id)).map((n) => [n.eventId, n.status, n.attempts]), [[gone, 'FAILED', 1], [gone, 'FAILED', 1], [gone, 'FAILED', 1]],
+    'the deleted order\'s notifications: failed at once, not retried')
+  t.ok((await deliveriesOf(database, { orderId: other.id })).every((d) => d.lastError === 'its order no longer exists: nothing to tell'))
+  t.ok((await deliveriesOf(database, { orderId: pruned.id })).every((d) => d.status === 'FAILED' && d.attempts === 1 &&
+    d.lastError === 'event no longer kept (EVENT_RETENTION_DAYS): given up'), 'the pruned event\'s: given up, saying why')
+  t.notOk(lines.some((l) => l.eventId === gone || l.eventId === prunedId), 'nothing was told about either')
 })
 
 t.test('a receiver that never answers times out under GC pressure (Node 20 collected AbortSignal.any mid-request)', async (t) => {
   v8.setFlagsFromString('--expose-gc')
   const gc = vm.runInNewContext('gc') as () => void
   const receiver = await startReceiver(t, () => 'hang')
-  const transport = webhookTransport({ url: receiver.url, secret: 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz', timeoutMs: 300 })
+  const transport = whatsappCloudTransport({ baseUrl: receiver.url, phoneNumberId: '1', accessToken: 'x', language: 'en', templates: TEMPLATES, timeoutMs: 300 })
   const database = await testDatabase(t)
   await seedDemo(database, 10)
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
-  const { notification } = (await loadNotification(database.db, notifyPayload(order!, 'customer')))!
+  await recordOrderEvent(database, order!, 'order.rejected')
+  const notification = (await notificationOfEvent(database, (await lastEventId(database, order!.sellerId))!, 'customer'))!
+  notification.retailer.whatsapp = '+91 98765 43210'
   for (let i = 0; i < 5; i++) {
     const stop = new AbortController()
     // Collect garbage while the request waits, as a busy worker process does.
@@ -324,12 +351,13 @@ t.test('a receiver that never answers times out under GC pressure (Node 20 colle
       new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000))
     ])
     clearInterval(churn)
-    t.equal(outcome, 'webhook timed out after 300 ms', `attempt ${i + 1}`)
+    t.equal(outcome, 'whatsapp-cloud timed out after 300 ms', `attempt ${i + 1}`)
     t.ok(Date.now() - started < 3000)
   }
   // The worker stopping still abandons a request at once.
   const stop = new AbortController()
   const pending = transport.send(notification, stop.signal)
   setTimeout(() => stop.abort(), 50)
-  await t.rejects(pending, { message: 'webhook request abandoned: the worker is stopping' })
+  await t.rejects(pending, { message: 'whatsapp-cloud request abandoned: the worker is stopping' })
+  t.equal(receiver.received.length, 6, 'each attempt was a real request')
 })

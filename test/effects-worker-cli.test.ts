@@ -2,7 +2,7 @@ import t from 'tap'
 import { runCli } from '../src/cli/main.js'
 import { testDatabase } from './helpers/build.js'
 import { seedDemo } from './helpers/fixtures.js'
-import { captureLogger, enqueueEvent, ordersIn, waitFor } from './helpers/effects.js'
+import { captureLogger, notificationsOf, ordersIn, recordOrderEvent, waitFor } from './helpers/effects.js'
 import { onStopSignal, runWorker } from '../src/cli/worker-command.js'
 import { loadConfig } from '../src/config.js'
 
@@ -22,7 +22,11 @@ t.test('order-exchange worker: usage, and a transport without its settings stops
 
   const misconfigured = await cli(['worker'], { DATABASE_URL: database.url, LOG_LEVEL: 'silent', NOTIFY_SELLER_TRANSPORT: 'webhook' })
   t.equal(misconfigured.code, 1)
-  t.equal(misconfigured.err, 'order-exchange: Invalid configuration: NOTIFY_SELLER_TRANSPORT=webhook needs WEBHOOK_URL and WEBHOOK_SECRET (at least 16 characters)')
+  t.match(misconfigured.err, /^order-exchange: Invalid configuration: NOTIFY_SELLER_TRANSPORT=webhook was removed: set WEBHOOK_URL and WEBHOOK_SECRET[^\n]*$/,
+    'the removed transport, named with its replacement, in one line')
+  const noSecret = await cli(['worker'], { DATABASE_URL: database.url, LOG_LEVEL: 'silent', WEBHOOK_URL: 'https://erp.example.com/hooks' })
+  t.equal(noSecret.code, 1)
+  t.equal(noSecret.err, 'order-exchange: Invalid configuration: WEBHOOK_URL needs WEBHOOK_SECRET (at least 16 characters)')
 })
 
 t.test('runWorker delivers until told to stop, then stops gracefully', async (t) => {
@@ -33,11 +37,12 @@ t.test('runWorker delivers until told to stop, then stops gracefully', async (t)
   const trigger = { stopped: new Promise<string>((resolve) => { stop = resolve }), dispose: () => {} }
   const running = runWorker(loadConfig({ DATABASE_URL: database.url, WORKER_POLL_INTERVAL_MS: '200' }), { trigger, logger })
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
-  await enqueueEvent(database, order, 'order.accepted')
-  await waitFor(t, 'delivered', async () => (await database.sql`select count(*)::int as n from notification_deliveries where status = 'DELIVERED'`)[0].n === 3)
+  await recordOrderEvent(database, order, 'order.accepted')
+  await waitFor(t, 'delivered', async () => (await notificationsOf(database, order.id)).filter((n) => n.status === 'DELIVERED').length === 3)
+  t.equal(lines.filter((l) => String(l.msg).startsWith('notification: ')).length, 3, 'each notification told once')
   const workerSessions = async () => (await database.sql`select count(*)::int as n from pg_stat_activity
-    where datname = current_database() and application_name in ('order-exchange-worker', 'order-exchange-worker-liveness')`)[0].n
-  t.ok(await workerSessions() >= 2, 'the queue pool and the liveness session are connected')
+    where datname = current_database() and application_name in ('order-exchange-worker', 'order-exchange-worker-liveness', 'order-exchange-webhooks')`)[0].n
+  t.ok(await workerSessions() >= 3, 'the queue pool, the liveness session and the deliverer\'s listener are connected')
   stop('SIGTERM')
   t.equal(await running, 0)
   await waitFor(t, 'sessions gone', async () => (await workerSessions()) === 0, 2000)

@@ -24,7 +24,8 @@ const PLANTED = [PARAM, SECRET, PHONE, '9876543210', '98765 43210', 'cGxhbnRlZC1
 
 t.test('a failing job and a failing delivery leave no parameter, secret or phone number in the worker\'s log', async (t) => {
   const { app, database } = await build(t, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })
-  const shop = await createShop(database)
+  // The retailer's numbers are the planted phone: the notifications of its order name it (masked).
+  const shop = await createShop(database, {}, { whatsapp: PHONE, phone: PHONE })
   const [orderId] = await shop.orders(1, { paymentMode: 'CASH_ON_DELIVERY' })
   // The receiver answers 500 with the planted data, which the attempt log keeps (its owner's to read).
   const receiver = http.createServer((req, res) => {
@@ -38,22 +39,12 @@ t.test('a failing job and a failing delivery leave no parameter, secret or phone
   const created = await app.inject({ method: 'POST', url: WEBHOOK_ENDPOINTS_PATH, headers: { authorization: `Bearer ${key}` }, payload: { url } })
   t.equal(created.statusCode, 201, created.body)
 
-  // Both writes fail: the attempt log (the deliverer's batch, whose parameters hold the answer) and the
-  // notification row the job inserts (its parameters hold the planted event id).
+  // The attempt log's write fails (the deliverer's batch, whose parameters hold the answer); and a job fails
+  // on a statement whose parameter holds the planted text (an auto-rejection of an order id that is no id).
   await database.sql.unsafe(`create function oxs_test_fail() returns trigger language plpgsql as $$
     begin raise exception 'planted failure'; end $$;
-    create trigger oxs_test_fail before insert on delivery_attempts for each row execute function oxs_test_fail();
-    create trigger oxs_test_fail before insert on notification_deliveries for each row
-      when (new.event_id like '${PARAM}%') execute function oxs_test_fail()`)
-  await addJob(database.db, TASKS.notify, {
-    eventId: `${PARAM} ${PHONE} ${SECRET}`,
-    eventType: 'order.rejected',
-    channel: 'seller',
-    orderId,
-    sellerId: shop.sellerId,
-    reason: 'Out of stock',
-    occurredAt: new Date().toISOString()
-  }, { maxAttempts: 1 })
+    create trigger oxs_test_fail before insert on delivery_attempts for each row execute function oxs_test_fail()`)
+  await addJob(database.db, TASKS.autoReject, { orderId: `${PARAM} ${PHONE} ${SECRET}` }, { maxAttempts: 1 })
 
   const worker = await spawnWorker(t, {
     DATABASE_URL: database.url,
@@ -66,7 +57,9 @@ t.test('a failing job and a failing delivery leave no parameter, secret or phone
 
   const texts = (): string[] => worker.lines.map((l) => JSON.stringify(l))
   await waitFor(t, 'the failed job logged', () => texts().some((l) => l.includes('Failed task')))
-  await waitFor(t, 'the failed delivery write logged', () => worker.lines.some((l) => l.msg === 'webhook attempts not recorded: they will be retried'))
+  await waitFor(t, 'the notifications logged', () => worker.lines.filter((l) => String(l.msg).startsWith('notification: ')).length >= 3)
+  t.ok(worker.lines.some((l) => String(l.to).endsWith('(+** ***** *3210)')), 'the retailer\'s number masked')
+  await waitFor(t, 'the failed delivery write logged', () => worker.lines.some((l) => l.msg === 'delivery attempts not recorded: they will be retried'))
   const failedJob = worker.lines.find((l) => String(l.msg).includes('Failed task'))!
   t.match(failedJob.msg, /Failed query/, 'the job\'s line still says what failed')
   t.match(failedJob.msg, /params: \[not logged\]/, 'and that its parameters were left out')

@@ -1,14 +1,14 @@
 import t from 'tap'
 import pino from 'pino'
 import { createMetrics, startMetricsServer } from '../src/metrics.js'
-import { startEffectsWorker } from '../src/effects/worker.js'
-import { effectsTasks } from '../src/worker-tasks.js'
+import { startWorker } from '../src/worker-tasks.js'
 import { build } from './helpers/build.js'
-import { deliveryRow, enqueueEvent, ordersIn, waitFor, workerEnv } from './helpers/effects.js'
+import { deliveriesOf, recordOrderEvent, waitFor, workerEnv } from './helpers/effects.js'
+import { startReceiver } from './helpers/receiver.js'
 import { seedDemo } from './helpers/fixtures.js'
 import { accept, createShop, post } from './status-update/helpers.js'
 import { webhookMarket } from './helpers/webhooks.js'
-import { dispatchEvents } from '../src/webhooks/dispatch.js'
+import { dispatchEvents } from '../src/delivery/dispatch.js'
 
 /* GET /metrics in Prometheus's text format: what it counts, and who may read it. */
 
@@ -62,8 +62,9 @@ t.test('scraped with the metrics token: requests, items, rows, the pool and the 
   t.equal(value(all, 'oxs_http_request_duration_seconds_count', { route: '/v2/shipments/outstanding/sync-data', status_code: '429' }), 1)
   t.equal(value(all, 'oxs_db_pool_connections', { state: 'max' }), 5)
   t.ok((value(all, 'oxs_db_pool_connections', { state: 'idle' }) ?? 0) >= 1, 'idle connections')
-  t.equal(value(all, 'oxs_job_queue_jobs', { task: 'notify', state: 'waiting' }), 6, 'three notifications for each of the two accepted orders, not sent (no worker)')
-  t.ok((value(all, 'oxs_job_queue_oldest_waiting_seconds', { task: 'notify' }) ?? -1) >= 0)
+  // Notifications are no jobs any more: the two accepts' events wait for the three notification subscriptions.
+  t.equal(value(all, 'oxs_job_queue_jobs', { task: 'notify' }), undefined, 'no notify job')
+  t.equal(value(all, 'oxs_webhook_events_behind'), 6, 'two events not yet queued for each of the three notification channels (no worker)')
   t.ok(value(all, 'oxs_process_resident_memory_bytes')! > 0, 'process metrics too')
   t.same(all.flatMap((s) => Object.values(s.labels)).filter((v) => /oxs_test_ak_|999999/.test(v)), [], 'nothing from a request in a label')
 })
@@ -82,20 +83,34 @@ t.test('no token configured: not served on the API port; the admin port serves i
   t.equal((await fetch(`http://127.0.0.1:${admin.port}/other`)).status, 404)
 })
 
-t.test('the worker counts deliveries by transport and result', async (t) => {
+t.test('the worker counts delivery attempts by transport and result', async (t) => {
   const { database } = await build(t)
   await seedDemo(database, 20)
   const metrics = createMetrics()
-  const config = workerEnv(database)
-  const log = pino({ level: 'silent' })
-  const worker = await startEffectsWorker({
-    config, url: database.url, logger: log, ...effectsTasks(config, database, log, metrics)
+  const hooks = await startReceiver(t)
+  const whatsapp = await startReceiver(t, () => 503)
+  const config = workerEnv(database, {
+    WEBHOOK_URL: hooks.url,
+    WEBHOOK_SECRET: 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz',
+    NOTIFY_MESSAGING_TRANSPORT: 'whatsapp-cloud',
+    WHATSAPP_API_BASE_URL: whatsapp.url,
+    WHATSAPP_PHONE_NUMBER_ID: '1',
+    WHATSAPP_ACCESS_TOKEN: 'x'
   })
+  const worker = await startWorker(config, database, database.url, pino({ level: 'silent' }), metrics)
   t.teardown(() => worker.stop())
-  const [order] = await ordersIn(database, 'ORDER_REJECTED_BY_SELLER', 1)
-  const payloads = await enqueueEvent(database, order!)
-  await waitFor(t, 'delivered', async () => (await Promise.all(payloads.map((p) => deliveryRow(database, p.eventId)))).every((r) => r?.status === 'DELIVERED'))
-  t.equal(value(samples(await metrics.registry.metrics()), 'oxs_notification_deliveries_total', { transport: 'log', result: 'delivered' }), 3)
+  const [order] = (await database.sql`select o.id::int as id, o.seller_id as "sellerId" from orders o join retailers r on r.id = o.retailer_id
+    where o.status = 'ORDER_REJECTED_BY_SELLER' and coalesce(r.whatsapp, r.phone) is not null order by o.id limit 1`) as unknown as Array<{ id: number, sellerId: number }>
+  await recordOrderEvent(database, order!)
+  await waitFor(t, 'delivered, and WhatsApp tried', async () => {
+    const rows = await deliveriesOf(database, { orderId: order!.id })
+    return rows.filter((d) => d.status === 'DELIVERED').length === 3 && rows.some((d) => d.kind === 'notify-messaging' && d.attempts >= 1)
+  })
+  const all = samples(await metrics.registry.metrics())
+  t.equal(value(all, 'oxs_notification_deliveries_total', { transport: 'log', result: 'delivered' }), 2, 'the seller\'s and the customer\'s channels')
+  t.equal(value(all, 'oxs_notification_deliveries_total', { transport: 'operator-webhook', result: 'delivered' }), 1, 'the operator\'s endpoint')
+  t.equal(value(all, 'oxs_notification_deliveries_total', { transport: 'whatsapp-cloud', result: 'failed' }), 1, 'a failed attempt, to be retried')
+  t.equal(value(all, 'oxs_notification_deliveries_total', { transport: 'whatsapp-cloud', result: 'delivered' }), undefined)
 })
 
 t.test('the webhook endpoints\' backlog: endpoints by status, events not yet queued, deliveries due and for how long', async (t) => {
@@ -118,17 +133,18 @@ t.test('the webhook endpoints\' backlog: endpoints by status, events not yet que
   await m.place([{ orderId: 7001, seller: 1 }, { orderId: 7002, seller: 1 }, { orderId: 7003, seller: 2 }])
   all = await scrape()
   t.equal(value(all, 'oxs_webhook_endpoints', { status: 'ENABLED' }), 2)
-  t.equal(value(all, 'oxs_webhook_events_behind'), 3, 'three placements, none queued yet')
+  t.equal(value(all, 'oxs_webhook_events_behind'), 3 + 3 * 3,
+    'three placements, none queued yet: for the sellers\' endpoints and the three notification channels (before their types filter)')
   t.equal(value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }), 0)
 
-  t.match(await dispatchEvents(m.database.db), { queued: 3 })
+  t.match(await dispatchEvents(m.database.db), { queued: 6 }, 'the endpoints\' three, and the seller\'s notification of each placement')
   await m.database.sql`update deliveries set next_attempt_at = now() - interval '90 seconds'
     where id = (select min(id) from deliveries)`
   await m.database.sql`update deliveries set next_attempt_at = now() + interval '5 minutes'
     where id = (select max(id) from deliveries)`
   all = await scrape()
   t.equal(value(all, 'oxs_webhook_events_behind'), 0, 'queued: the cursors moved')
-  t.equal(value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }), 2)
+  t.equal(value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }), 5)
   t.equal(value(all, 'oxs_webhook_deliveries_pending', { state: 'scheduled' }), 1, 'a retry waiting')
   const oldest = value(all, 'oxs_webhook_oldest_due_seconds')!
   t.ok(oldest >= 90 && oldest < 150, `the oldest due delivery has waited about 90 s (${oldest})`)
@@ -139,11 +155,19 @@ t.test('the webhook endpoints\' backlog: endpoints by status, events not yet que
   all = await scrape()
   t.equal(value(all, 'oxs_webhook_endpoints', { status: 'ENABLED' }), 1)
   t.equal(value(all, 'oxs_webhook_endpoints', { status: 'DISABLED' }), 1)
-  t.equal(value(all, 'oxs_webhook_events_behind'), 0, 'a disabled endpoint\'s seller is not behind')
+  t.equal(value(all, 'oxs_webhook_events_behind'), 3, 'the notification channels\' (types not applied), not the disabled endpoint\'s')
+  t.match(await dispatchEvents(m.database.db), { queued: 1 }, 'the seller\'s notification; nothing for the disabled endpoint')
+  await m.database.sql`update subscriptions set status = 'ENABLED' where id = ${two.json.data.id as string}`
+  t.match(await dispatchEvents(m.database.db), { queued: 1 }, 'enabled again, it catches up')
+  await m.database.sql`update subscriptions set status = 'DISABLED' where id = ${two.json.data.id as string}`
+  all = await scrape()
   const pending = (value(all, 'oxs_webhook_deliveries_pending', { state: 'due' }) ?? 0) +
     (value(all, 'oxs_webhook_deliveries_pending', { state: 'scheduled' }) ?? 0)
-  const [seller1] = await m.database.sql`select count(*)::int as n from deliveries where seller_id = 1 and status = 'PENDING'`
-  t.equal(pending, seller1!.n, 'only the enabled endpoint\'s deliveries')
+  const [counts] = await m.database.sql`select count(*) filter (where s.status = 'ENABLED')::int as enabled,
+      count(*) filter (where s.id = ${two.json.data.id as string})::int as disabled
+    from deliveries d join subscriptions s on s.id = d.subscription_id where d.status = 'PENDING'`
+  t.ok(counts!.disabled > 0, 'the disabled endpoint has deliveries pending')
+  t.equal(pending, counts!.enabled, 'only the enabled subscriptions\' deliveries')
 
   // The database away: the scrape still answers, without the gauges it could not read.
   await m.database.close()

@@ -33,7 +33,6 @@ import { accept, createShop, ok, reject, URL as STATUS_URL } from './status-upda
 const SERVICE_VERSION = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
 const SERVER = 2
 const CLIENT = 3
-const CONSUMER = 5
 const ERROR = 2
 
 t.test('tracing is off unless an OTLP endpoint is set, and OTEL_SDK_DISABLED turns it off', async (t) => {
@@ -154,10 +153,11 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
     ...otel
   })
   const named = (name: string): ExportedSpan[] => receiver.spans.filter((s) => s.name === name)
-  // Two orders changed by the batch and one by the auto-rejection, three channels each; one refund.
-  await waitFor('the spans of the jobs and the webhook deliveries', () =>
-    named('process notify').length >= 9 && named('process process-refund').length >= 1 &&
-    named('process auto-reject').length >= 1 && named('webhook delivery').length >= 4, 60_000)
+  // Four events (the batch's two, the unsampled accept, the auto-rejection), each to the seller's endpoint
+  // and the three notification channels: a delivery attempt each. One refund.
+  await waitFor('the spans of the jobs and the deliveries', () =>
+    named('process process-refund').length >= 1 && named('process auto-reject').length >= 1 &&
+    named('webhook delivery').length >= 16, 60_000)
   // The feed as the seller reads it, once every event is in.
   const feed = await app.inject({
     method: 'POST',
@@ -182,13 +182,13 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
     t.match(api.resource, {
       'service.name': 'order-exchange', 'service.version': SERVICE_VERSION, 'deployment.environment.name': 'testing'
     })
-    t.match(named('process notify')[0].resource, { 'service.name': 'order-exchange-worker', 'service.version': SERVICE_VERSION })
+    t.match(named('webhook delivery')[0].resource, { 'service.name': 'order-exchange-worker', 'service.version': SERVICE_VERSION })
     t.equal(api.encoding, 'json', 'the API sent http/json (OTEL_EXPORTER_OTLP_PROTOCOL)')
-    t.ok(named('process notify').every((s) => s.encoding === 'protobuf'), 'the worker sent http/protobuf, decoded')
+    t.ok([...named('webhook delivery'), ...named('process auto-reject')].every((s) => s.encoding === 'protobuf'), 'the worker sent http/protobuf, decoded')
     t.ok(receiver.requests.json > 0 && receiver.requests.protobuf > 0)
   })
 
-  t.test('the batch: the HTTP span, its transaction with every statement, the jobs it enqueued', async (t) => {
+  t.test('the batch: the HTTP span, its transaction with every statement, the job it enqueued, the deliveries of its events', async (t) => {
     const http = spans.filter((s) => s.name === `POST ${STATUS_URL}`)
     t.equal(http.length, 1)
     const request = http[0]
@@ -206,7 +206,7 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
     const inTransaction = statements.filter((s) => ancestors(s).includes(transaction[0]) &&
       !ancestors(s).some((a) => a.name.startsWith('process ')))
     const written = ['begin', 'update orders o set status', 'insert into order_status_history', 'insert into refunds',
-      'insert into notification_deliveries']
+      'insert into seller_events']
     for (const text of written) {
       t.ok(inTransaction.some((s) => (s.attributes['db.query.text'] as string).includes(text)), `a span for: ${text}`)
     }
@@ -219,34 +219,48 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
     const slackNs = 1_000_000n
     t.ok(inTransaction.every((s) => s.endNs <= transaction[0].endNs + slackNs), 'every statement ends before its transaction')
 
-    const apiSpans = new Set(trace.filter((s) => s.resource['service.name'] === 'order-exchange'))
-    const notify = trace.filter((s) => s.name === 'process notify')
-    t.equal(notify.length, 6, 'two orders, three channels: every notify job of the batch joined its trace')
-    for (const job of notify) {
-      t.equal(job.kind, CONSUMER)
-      t.ok(apiSpans.has(byId.get(job.parentSpanId)!), 'a child of the request\'s span that enqueued it, across processes')
-      t.ok(ancestors(job).includes(transaction[0]), 'enqueued inside the transaction')
-      t.match(job.attributes, {
-        'messaging.system': 'graphile_worker',
-        'messaging.destination.name': 'notify',
-        'messaging.message.id': String,
-        'order_exchange.job.attempt': 1,
-        'order_exchange.notification.event_type': /^order\.(accepted|rejected)$/,
-        'order_exchange.notification.channel': /^(seller|customer|messaging)$/
+    // Notifications are no jobs: each is a delivery of its event, in a span of its own linked to the span
+    // that recorded the event, in the batch's request (across processes, through seller_events).
+    const recorded = await fixtures.sql<Array<{ id: string, traceparent: string | null }>>`
+      select 'evt_' || seller_id || '_' || sequence as id, traceparent from seller_events
+      where order_id in (${toAccept}, ${toReject}) order by sequence`
+    t.equal(recorded.length, 2)
+    const notify = named('webhook delivery').filter((s) => String(s.attributes['order_exchange.delivery.kind']).startsWith('notify-') &&
+      recorded.some((e) => e.id === s.attributes['order_exchange.webhook.event_id']))
+    t.equal(notify.length, 6, 'two events, three channels: an attempt each')
+    t.same(notify.map((s) => `${String(s.attributes['order_exchange.webhook.event_id'])} ${String(s.attributes['order_exchange.delivery.kind'])}`).sort(),
+      recorded.flatMap((e) => ['notify-customer', 'notify-messaging', 'notify-seller'].map((k) => `${e.id} ${k}`)).sort())
+    for (const attempt of notify) {
+      t.equal(attempt.kind, CLIENT)
+      t.equal(attempt.parentSpanId, '', 'a trace of its own')
+      t.not(attempt.traceId, request.traceId)
+      t.equal(attempt.links.length, 1, 'linked to its event\'s span')
+      const linked = byId.get(attempt.links[0].spanId)
+      t.equal(attempt.links[0].traceId, request.traceId, 'in the request\'s trace')
+      t.ok(linked !== undefined && (linked === request || ancestors(linked).includes(request)), 'a span of the request that recorded the event')
+      t.match(attempt.attributes, {
+        'order_exchange.webhook.attempt': 1,
+        'order_exchange.webhook.outcome': 'delivered',
+        'order_exchange.webhook.endpoint_id': String
       })
-      t.ok(trace.some((s) => s.parentSpanId === job.spanId && s.attributes['db.system.name'] === 'postgresql'),
-        'the job\'s own statements inside it')
+      t.equal(attempt.attributes['http.response.status_code'], undefined, 'no HTTP answer: the log transport')
+      t.not(attempt.status.code, ERROR)
     }
     const refund = trace.filter((s) => s.name === 'process process-refund')
     t.equal(refund.length, 1, 'the refund job of the rejected prepaid order too')
   })
 
-  t.test('a job enqueued by a job: the auto-rejection and the notifications it caused', async (t) => {
+  t.test('a job enqueued by a job: the auto-rejection, and the notifications its event caused', async (t) => {
     const expire = named('process auto-reject')
     t.equal(expire.length, 1)
     t.equal(byId.get(expire[0].parentSpanId)?.name, 'transaction', 'under the span that scheduled it')
-    const caused = inTrace(expire[0].traceId).filter((s) => s.name === 'process notify' && ancestors(s).includes(expire[0]))
-    t.equal(caused.length, 3, 'its three notifications continue the trace, under the auto-rejection')
+    const caused = named('webhook delivery').filter((s) => String(s.attributes['order_exchange.delivery.kind']).startsWith('notify-') &&
+      s.links.length === 1 && s.links[0].traceId === expire[0].traceId)
+    t.equal(caused.length, 3, 'its three notifications link to its trace')
+    for (const attempt of caused) {
+      const linked = byId.get(attempt.links[0].spanId)
+      t.ok(linked !== undefined && (linked === expire[0] || ancestors(linked).includes(expire[0])), 'to a span under the auto-rejection')
+    }
   })
 
   t.test('the GraphQL operation: name, type, cost, and which path answered', async (t) => {
@@ -270,8 +284,9 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
   })
 
   t.test('webhook deliveries: a span per attempt', async (t) => {
-    const attempts = named('webhook delivery')
-    t.ok(attempts.length >= 4, 'the batches\' and the auto-rejection\'s events')
+    const attempts = named('webhook delivery').filter((s) => s.attributes['order_exchange.delivery.kind'] === 'seller-webhook')
+    t.equal(attempts.length, 4, 'the batches\' and the auto-rejection\'s events')
+    t.equal(named('webhook delivery').length, 16, 'and the notifications\' attempts: three channels per event')
     for (const attempt of attempts) {
       t.equal(attempt.kind, CLIENT)
       t.equal(attempt.parentSpanId, '', 'a trace of its own: the event log woke it, not a request')
@@ -297,7 +312,8 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
       where seller_id = ${shop.sellerId} order by sequence`
     const eventsOf = (...orders: number[]): Recorded[] => recorded.filter((e) => orders.map(String).includes(e.orderId))
     const deliveryOf = (eventId: string): ExportedSpan | undefined =>
-      named('webhook delivery').find((s) => s.attributes['order_exchange.webhook.event_id'] === eventId)
+      named('webhook delivery').find((s) => s.attributes['order_exchange.webhook.event_id'] === eventId &&
+        s.attributes['order_exchange.delivery.kind'] === 'seller-webhook')
     const linked = [
       ...eventsOf(toAccept, toReject).map((event) => ({ event, recorder: request, what: 'the batch\'s request' })),
       ...eventsOf(toExpire).map((event) => ({ event, recorder: expire, what: 'the auto-rejection job' }))
@@ -332,10 +348,16 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
     const completed = apiLines.filter((l) => l.msg === 'request completed' && l.trace_id === request.traceId)
     t.equal(completed.length, 1, 'the batch\'s "request completed"')
     t.ok(spans.some((s) => s.spanId === completed[0].span_id), 'with a span of that trace')
-    const delivered = worker.lines.filter((l) => typeof l.eventId === 'string' && l.trace_id === request.traceId)
-    t.ok(delivered.length >= 6, 'every notification of the batch the worker logged')
-    const notify = new Set(named('process notify').map((s) => s.spanId))
-    t.ok(delivered.every((l) => notify.has(l.span_id)), 'each with its job\'s span')
+    // The worker's notification lines (the log transport) carry the span of their delivery attempt.
+    const told = worker.lines.filter((l) => String(l.msg).startsWith('notification: '))
+    t.equal(told.length, 12, 'four events, three channels')
+    const attempts = new Map(named('webhook delivery').map((s) => [s.spanId, s]))
+    for (const l of told) {
+      const attempt = attempts.get(l.span_id)
+      t.ok(attempt !== undefined && attempt.traceId === l.trace_id, 'the line is in its attempt\'s span')
+      t.match(attempt?.attributes, { 'order_exchange.webhook.event_id': l.eventId, 'order_exchange.delivery.kind': `notify-${String(l.channel)}` })
+    }
+    t.notOk(told.some((l) => l.trace_id === request.traceId), 'none in the request\'s trace: an attempt links to it')
   })
 
   t.test('no secret, phone number or parameter value in anything exported', async (t) => {

@@ -42,10 +42,17 @@ export async function dispatchEvents (db: Db): Promise<{ queued: number, busy: n
   const full: string[] = []
   for (const { id } of behind) {
     for (;;) {
-      const [row] = await db.execute<{ read: number, queued: number, locked: number, room: number }>(sql`
+      // The lock first, in a statement of its own: the queueing statement's snapshot is taken after it, so it
+      // sees the cursors a dispatch that held the lock until a moment ago committed. Taken in the same
+      // statement, the snapshot could predate that commit while the lock came after it, and the events
+      // that dispatch had just queued were queued again (two deliverers, or a sweep, at the same moment).
+      const [row] = await db.transaction(async (tx) => {
+        const locked = await tx.execute(sql`select 1 from subscriptions
+          where id = ${id}::uuid and status = 'ENABLED' for no key update skip locked`)
+        if (locked.length === 0) return [{ read: 0, queued: 0, locked: 0, room: 0 }]
+        return await tx.execute<{ read: number, queued: number, locked: number, room: number }>(sql`
         with sub as materialized (
-          select id, seller_id, kind, types, store_ids from subscriptions
-          where id = ${id}::uuid and status = 'ENABLED' for no key update skip locked
+          select id, seller_id, kind, types, store_ids from subscriptions where id = ${id}::uuid
         ), room as materialized (
           select greatest(0, least(${SLICE}::int, ${MAX_PENDING_DELIVERIES}::int - (select count(*)::int
             from sub, deliveries d where d.subscription_id = sub.id and d.status = 'PENDING'))) as n
@@ -80,6 +87,7 @@ export async function dispatchEvents (db: Db): Promise<{ queued: number, busy: n
           returning 1
         ) select (select count(*)::int from ev) as read, (select count(*)::int from ins) as queued,
           (select count(*)::int from sub) as locked, (select n from room) as room`)
+      })
       queued += row.queued
       if (row.locked === 0) busy++
       if (row.read < SLICE) {
