@@ -113,6 +113,7 @@ function startDeliverer (config: Config, database: Database, sessionUrl: string,
     logger: log,
     concurrency: config.WEBHOOK_DELIVERY_CONCURRENCY,
     timeoutMs: config.WEBHOOK_DELIVERY_TIMEOUT_MS,
+    notificationTimeoutMs: config.WHATSAPP_TIMEOUT_MS,
     allowPrivateNetworks: webhookPrivateNetworksAllowed(config),
     tracing,
     onAttempt: (r) => metrics?.deliveries.inc({

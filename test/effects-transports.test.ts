@@ -327,7 +327,10 @@ t.test('the log transport (default) writes each notification to the log and reco
   t.ok((await deliveriesOf(database, { orderId: other.id })).every((d) => d.lastError === 'its order no longer exists: nothing to tell'))
   t.ok((await deliveriesOf(database, { orderId: pruned.id })).every((d) => d.status === 'FAILED' && d.attempts === 1 &&
     d.lastError === 'event no longer kept (EVENT_RETENTION_DAYS): given up'), 'the pruned event\'s: given up, saying why')
-  t.notOk(lines.some((l) => l.eventId === gone || l.eventId === prunedId), 'nothing was told about either')
+  t.notOk(lines.some((l) => String(l.msg).startsWith('notification:') && (l.eventId === gone || l.eventId === prunedId)),
+    'nothing was told about either')
+  t.ok(lines.some((l) => l.level === 50 && l.eventId === gone && l.msg === 'delivery failed for good: no more retries'),
+    'the operator is told in the log that it was given up')
 })
 
 t.test('a receiver that never answers times out under GC pressure (Node 20 collected AbortSignal.any mid-request)', async (t) => {

@@ -17,6 +17,7 @@ import type { LookupFunction } from 'node:net'
 import { notificationOf } from '../effects/notification.js'
 import { PermanentDeliveryError, type NotificationTransport } from '../effects/transports/types.js'
 import type { NotificationChannel } from '../effects/jobs.js'
+import type { SubscriptionKind } from '../db/schema.js'
 
 /*
  * The one deliverer: the loop that pushes the events of the log to every subscription (a seller's endpoint,
@@ -48,6 +49,8 @@ export interface DelivererOptions {
   concurrency: number
   timeoutMs: number
   allowPrivateNetworks: boolean
+  /** The notification transports' own deadline (WHATSAPP_TIMEOUT_MS): a lease outlasts the longer of the two. */
+  notificationTimeoutMs?: number
   /** Tests only: a resolver standing in for DNS (rebinding). */
   lookup?: LookupFunction
   /**
@@ -188,7 +191,7 @@ export class Deliverer {
       // claimable, so what waits here never holds back an order's later event.
       const room = this.options.concurrency * 2 - this.inFlight - this.ready.length
       if (room <= 0 || this.ready.length >= this.options.concurrency) return
-      const leaseMs = this.options.timeoutMs + 10_000
+      const leaseMs = Math.max(this.options.timeoutMs, this.options.notificationTimeoutMs ?? 0) + 10_000
       const claimed = await claimDeliveries(this.options.db, room, leaseMs, [...this.unwritten])
       this.ready.push(...claimed)
       this.startReady()
@@ -263,13 +266,14 @@ export class Deliverer {
   /** Sends in a slot held by startReady. */
   private send (delivery: ClaimedDelivery, body: string | null, sealed: EndpointSecrets | undefined): void {
     this.tracedAttempt(delivery, body, sealed).then((result) => {
+      this.unwritten.add(delivery.id)
       this.finished.push(result)
       this.options.onAttempt?.(result)
+      this.logFailure(delivery, result)
     }, (err: Error) => {
       // attempt() does not throw; should it, the lease brings the delivery back.
       this.options.logger.error({ err: err.message, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly')
     }).finally(() => {
-      this.unwritten.add(delivery.id)
       this.free()
       this.startReady()
       // The free slot is refilled at once (with events of other orders: the claim holds back this order's
@@ -289,15 +293,18 @@ export class Deliverer {
   Promise<AttemptResult> {
     const tracing = this.options.tracing
     if (!tracing) return await this.attempt(d, body, sealed)
+    // An HTTP subscriber is named by host (its URL may hold a token); a notification by its channel's transport.
+    const http = d.kind === 'seller-webhook' || d.kind === 'operator-webhook'
     let host: string | undefined
-    try { host = new URL(d.url ?? this.options.operator?.url ?? '').hostname } catch {}
+    if (http) try { host = new URL(d.url ?? this.options.operator?.url ?? '').hostname } catch {}
     return await tracing.span('webhook delivery', {
       kind: 'client',
       root: true,
       links: d.traceparent === null ? undefined : [d.traceparent],
       attributes: {
-        'http.request.method': 'POST',
+        'http.request.method': http ? 'POST' : undefined,
         'server.address': host,
+        'order_exchange.notification.transport': http ? undefined : this.options.channels[channelOf(d.kind)].name,
         'order_exchange.webhook.endpoint_id': d.subscriptionId,
         'order_exchange.delivery.kind': d.kind,
         'order_exchange.webhook.delivery_id': d.id,
@@ -343,7 +350,7 @@ export class Deliverer {
       }
       return await this.post(d, base, target, body)
     }
-    const channel = d.kind.slice('notify-'.length) as NotificationChannel
+    const channel = channelOf(d.kind)
     const transport = this.options.channels[channel]
     const notification = notificationOf(body, channel, d.sellerName)
     if (notification === null) return failed('its order no longer exists: nothing to tell', false)
@@ -355,6 +362,20 @@ export class Deliverer {
       return { ...result, durationMs: Math.round(performance.now() - started) }
     }
     return { ...base, succeeded: true, httpStatus: null, error: null, durationMs: Math.round(performance.now() - started), answer: '', retryInMs: null, gone: false }
+  }
+
+  /**
+   * The operator's own subscriptions (its endpoint, the notification channels) say in the log when an attempt
+   * fails: a warning while it will be retried, an error when it is given up. A seller's endpoint failing is
+   * the seller's to see, in its delivery log, not the operator's.
+   */
+  private logFailure (d: ClaimedDelivery, r: AttemptResult): void {
+    if (r.succeeded || d.kind === 'seller-webhook') return
+    const fields = {
+      kind: d.kind, deliveryId: d.id, eventId: eventId(d.sellerId, d.sequence), attempt: r.attempt, err: r.error
+    }
+    if (r.retryInMs === null) this.options.logger.error(fields, 'delivery failed for good: no more retries')
+    else this.options.logger.warn({ ...fields, retryInMs: r.retryInMs }, 'delivery attempt failed: retried later')
   }
 
   private retryWait (attempt: number, retryAfterMs: number | null): number | null {
@@ -420,4 +441,9 @@ export class Deliverer {
     })
     await this.flushing
   }
+}
+
+/** The notification channel of a notify-* subscription. */
+function channelOf (kind: SubscriptionKind): NotificationChannel {
+  return kind.slice('notify-'.length) as NotificationChannel
 }
