@@ -187,8 +187,8 @@ interface DeliveryCounts { total: number, delivered: number, pending: number, fa
 
 async function deliveryCounts (database: BenchDb): Promise<DeliveryCounts> {
   const [row] = await database.sql`select count(*)::int as total,
-    count(*) filter (where status = 'DELIVERED')::int as delivered, count(*) filter (where status = 'PENDING')::int as pending,
-    count(*) filter (where status = 'FAILED')::int as failed, count(*) filter (where attempts > 1)::int as retried
+    count(*) filter (where d.status = 'DELIVERED')::int as delivered, count(*) filter (where d.status = 'PENDING')::int as pending,
+    count(*) filter (where d.status = 'FAILED')::int as failed, count(*) filter (where d.attempts > 1)::int as retried
     from deliveries d join subscriptions s on s.id = d.subscription_id where s.kind = 'seller-webhook'`
   return row as unknown as DeliveryCounts
 }
