@@ -15,7 +15,7 @@ import type { SubscriptionKind } from './db/schema.js'
 import { createTransports } from './effects/transports/factory.js'
 import { purgeExpiredIdempotencyKeys } from './idempotency/idempotency-key.js'
 import { autoRejectOrder } from './status-update/auto-reject.js'
-import { Deliverer, type OperatorEndpoint } from './delivery/deliverer.js'
+import { channelOf, Deliverer, type OperatorEndpoint } from './delivery/deliverer.js'
 import { SecretBox } from './webhooks/secret-box.js'
 import type { Tracing } from './tracing/tracing.js'
 
@@ -125,5 +125,5 @@ function startDeliverer (config: Config, database: Database, sessionUrl: string,
 /** The `transport` label of an attempt (metrics): the kind's, or the channel's transport. */
 function transportOf (kind: SubscriptionKind, channels: Record<NotificationChannel, NotificationTransport>): string {
   if (kind === 'seller-webhook' || kind === 'operator-webhook') return kind
-  return channels[kind.slice('notify-'.length) as NotificationChannel].name
+  return channels[channelOf(kind)].name
 }

@@ -444,6 +444,6 @@ export class Deliverer {
 }
 
 /** The notification channel of a notify-* subscription. */
-function channelOf (kind: SubscriptionKind): NotificationChannel {
+export function channelOf (kind: SubscriptionKind): NotificationChannel {
   return kind.slice('notify-'.length) as NotificationChannel
 }
