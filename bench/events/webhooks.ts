@@ -26,8 +26,8 @@ import { median } from '../lib/median.js'
  * three targets, in one process (the receiver in a child process, receiver.ts), on one fresh database:
  *
  *   1. throughput: BENCH_WH_EVENTS (5,000) events of seller 1 recorded first (half placements, half status
- *      changes of those orders, so every order has two events that must go in order) with 4 enabled
- *      endpoints on the receiver, no deliverer running; then a Deliverer (concurrency
+ *      changes of those orders, so every order has two events that must go in order) with BENCH_WH_ENDPOINTS
+ *      (4) enabled endpoints on the receiver, no deliverer running; then a Deliverer (concurrency
  *      BENCH_WH_CONCURRENCY, 64) starts and the time until every delivery is DELIVERED in
  *      deliveries is taken: deliveries a second (goal ≥ 2,000), with the statements it sent and
  *      the CPU it cost (this process, the receiver, PostgreSQL) per delivery;
@@ -60,7 +60,8 @@ const TICK_MS = numberKnob('BENCH_WH_TICK_MS', 50, { above: 0 })
 const RUNS = numberKnob('BENCH_RUNS', 6, { min: 1, integer: true })
 const STATUS_BATCH = numberKnob('BENCH_STATUS_BATCH', 600, { min: 1, integer: true })
 const TRY_SQL = process.env.BENCH_WH_TRY_SQL
-const ENDPOINTS = 4
+/** Endpoints of the one seller (at most MAX_ENDPOINTS, 10): each has its own in-flight cap (deliveries.ts). */
+const ENDPOINTS = numberKnob('BENCH_WH_ENDPOINTS', 4, { min: 1, max: 10, integer: true })
 const SELLER = 1
 /** The production default of WEBHOOK_DELIVERY_TIMEOUT_MS. */
 const TIMEOUT_MS = 15_000
@@ -280,7 +281,7 @@ export async function main (): Promise<void> {
       endpointIds = []
     }
 
-    // 1. Throughput: a backlog of EVENTS events × 4 endpoints, then the deliverer started on it.
+    // 1. Throughput: a backlog of EVENTS events × ENDPOINTS endpoints, then the deliverer started on it.
     await createEndpoints()
     const from = await lastSequence(database)
     const backlog: number[] = []

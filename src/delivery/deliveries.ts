@@ -180,6 +180,11 @@ export async function recordAttempts (db: Db, results: readonly AttemptResult[])
     answer: storable(r.answer),
     retry: r.retryInMs
   }))
+  const sellers = results.filter((r) => r.kind === 'seller-webhook')
+  const succeeded = unique(sellers.filter((r) => r.succeeded).map((r) => r.subscriptionId))
+  const failed = unique(sellers.filter((r) => !r.succeeded && !succeeded.includes(r.subscriptionId))
+    .map((r) => r.subscriptionId))
+  const gone = unique(sellers.filter((r) => r.gone).map((r) => r.subscriptionId))
   await db.execute(sql`
     with r as (
       select * from json_to_recordset(${JSON.stringify(rows)}::json) as r(id bigint, attempt int, ok boolean, http int,
@@ -190,6 +195,11 @@ export async function recordAttempts (db: Db, results: readonly AttemptResult[])
       select d.subscription_id, d.id, d.seller_id, d.sequence, d.type, r.attempt, r.ok, r.http, r.error, r.ms, r.answer
       from r join deliveries d on d.id = r.id
       order by r.id
+    ), healthy as (
+      -- An endpoint that answered is healthy again: in this statement, not one of its own per round (a
+      -- statement per round that almost always changes nothing cost a tenth of the deliverer's time).
+      update subscriptions set failing_since = null
+      where id = any(${sql.param(succeeded)}::uuid[]) and failing_since is not null
     )
     update deliveries d set
       -- The attempt counts now that it was made (the claim only leased the row).
@@ -199,15 +209,6 @@ export async function recordAttempts (db: Db, results: readonly AttemptResult[])
       finished_at = case when r.retry is null then now() end
     from r where d.id = r.id and d.status = 'PENDING'`)
 
-  const sellers = results.filter((r) => r.kind === 'seller-webhook')
-  const succeeded = unique(sellers.filter((r) => r.succeeded).map((r) => r.subscriptionId))
-  const failed = unique(sellers.filter((r) => !r.succeeded && !succeeded.includes(r.subscriptionId))
-    .map((r) => r.subscriptionId))
-  const gone = unique(sellers.filter((r) => r.gone).map((r) => r.subscriptionId))
-  if (succeeded.length > 0) {
-    await db.execute(sql`update subscriptions set failing_since = null
-      where id = any(${sql.param(succeeded)}::uuid[]) and failing_since is not null`)
-  }
   if (failed.length > 0) {
     await db.execute(sql`update subscriptions set failing_since = now()
       where id = any(${sql.param(failed)}::uuid[]) and failing_since is null`)
