@@ -9,7 +9,7 @@ import { openDatabase } from '../src/db/client.js'
  * schema/openapi.json: the OpenAPI document exactly as GET /v2/openapi.json serves it with the default
  * configuration, made by building the app (its routes are the source) without connecting to a database.
  * `npm run generate`; scripts/check-drift.sh fails CI when the committed file differs, and
- * test/openapi.test.ts checks that the running service serves this very document.
+ * test/routes/openapi.test.ts checks that the running service serves this very document.
  */
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')

@@ -5,13 +5,13 @@ import type postgres from 'postgres'
  * The fence around what Drizzle and postgres.js keep private. Each use below is something neither library
  * offers publicly, and each is checked when it is reached, so an upgrade that moves it fails here with
  * the library's name rather than as an `undefined is not a function` deep in a request.
- * test/driver-internals.test.ts runs every one against a real database; run it after any upgrade of
+ * test/db/driver-internals.test.ts runs every one against a real database; run it after any upgrade of
  * drizzle-orm or postgres.
  *
  * Other private uses, outside this file, and why they stay there (see also patches/README.md):
  * - `graphile_worker._private_jobs` (effects/enqueue.ts, effects/crash-recovery.ts): graphile-worker
  *   0.17 has no public way to clear a running job's key or to list the pools holding jobs;
- *   test/driver-internals.test.ts checks the columns those statements read.
+ *   test/db/driver-internals.test.ts checks the columns those statements read.
  * - `graphql/execution/collectFields.js` (graphql/pass-through.ts): graphql 16 does not export
  *   collectFields from its root, and graphql 17 changes it; the test checks its answer's shape.
  */

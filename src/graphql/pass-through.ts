@@ -37,7 +37,7 @@ import { GRAPHQL_RESPONSE_JSON, wantsGraphqlResponse } from './media-type.js'
  * operation with well-formed variables and input, and is fully covered by the plan; everything else
  * (introspection, `seller`, errors of any kind, a selection it does not write) returns `undefined` and
  * the standard execution answers it — with the same document, the same error formatting, and the cost
- * decision already taken here (spendQueryCost), so nothing is spent twice. test/graphql-pass-through.test.ts
+ * decision already taken here (spendQueryCost), so nothing is spent twice. test/graphql/pass-through.test.ts
  * proves the two byte-identical over thousands of random documents.
  */
 

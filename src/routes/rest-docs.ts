@@ -15,7 +15,7 @@ import {
 /*
  * What the OpenAPI document says about the REST endpoints beyond their schemas: summaries, the answer of
  * each status, and examples. Every example is built from the contract's own texts and typed against the
- * route schemas' static types (test/openapi.test.ts also validates each against its schema), so an example
+ * route schemas' static types (test/routes/openapi.test.ts also validates each against its schema), so an example
  * cannot drift from what the service sends.
  */
 

@@ -2,7 +2,7 @@
  * One query over the whole database: the orders whose status history is not a chain. Every order's
  * order_status_history, read in time order (changed_at, then id), must start at null, each step's
  * from_status be the previous step's to_status, the times strictly increase, and the last step end in
- * the order's current status. Used after every seed path (test/seed.test.ts, test/cli.test.ts).
+ * the order's current status. Used after every seed path (test/seed/seed.test.ts, test/cli/cli.test.ts).
  */
 export const BROKEN_HISTORIES_SQL = `
   with steps as (

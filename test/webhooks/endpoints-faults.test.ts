@@ -12,7 +12,7 @@ import { ready, waitFor } from '../helpers/server-process.js'
 
 /*
  * Faults in the middle of the webhook endpoint routes, against a real server process, made deterministic as
- * in platform-faults.test.ts: triggers on subscriptions (insert, update, delete) and deliveries
+ * in platform/orders-faults.test.ts: triggers on subscriptions (insert, update, delete) and deliveries
  * (insert) wait on an advisory lock the test holds, so a request is caught after its writes, before its
  * commit. There its backend is terminated: the client must get the REST 503 of an unreachable database
  * (never a 500 or a stack trace) and nothing of the request may be stored — no endpoint without its secret,

@@ -9,7 +9,7 @@ import { WEBHOOK_ENDPOINTS_PATH } from '../../src/routes/webhook-endpoints.js'
  * events of those stores' orders and the events of no order (as the feed shows a narrowed reader), never
  * another store's; a replay, by `after` or by `eventIds`, queues nothing outside it, and an id outside it is
  * EVENT_NOT_FOUND exactly as one not in the log. (Which credential sees which endpoint on every route is
- * test/seller-route-scopes.test.ts.)
+ * test/routes/seller-route-scopes.test.ts.)
  */
 
 const STORE_A = storesOf(1)[0]
