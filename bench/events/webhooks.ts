@@ -446,7 +446,7 @@ export async function main (): Promise<void> {
       variants.push({ name, medians, pairs, drainMs })
     }
 
-    // The results, as bench/README.md's tables.
+    // The results, as the tables of bench/results/2026-11-26-webhook-deliveries.md.
     const server = process.env.BENCH_DATABASE_URL ? 'at BENCH_DATABASE_URL' : 'embedded'
     process.stdout.write(`\n${machineLine()}; PostgreSQL ${server}; ${ORDERS.toLocaleString('en')} seeded orders; ` +
       `${ENDPOINTS} endpoints on a receiver in a child process; deliverer concurrency ${CONCURRENCY}\n\n`)

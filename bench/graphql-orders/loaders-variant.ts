@@ -11,9 +11,10 @@ import { mercuriusOptions, registerGraphql } from '../../src/graphql/plugin.js'
 import { parseOrderListInput } from '../../src/orders/order-list-input.js'
 
 /*
- * The road not taken, kept so the comparison in bench/README.md can be re-run: the same schema, auth,
- * limits and JIT as the service, but nested fields resolved by Mercurius loaders (one batched SQL
- * statement per nested field per request) instead of one statement building the whole tree.
+ * The road not taken, kept so the comparison in bench/results/2026-11-21-graphql-orders-before-pass-through.md
+ * can be re-run: the same schema, auth, limits and JIT as the service, but nested fields resolved by Mercurius
+ * loaders (one batched SQL statement per nested field per request) instead of one statement building the whole
+ * tree.
  */
 
 type Row = Record<string, unknown>

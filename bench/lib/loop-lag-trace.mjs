@@ -1,5 +1,5 @@
 /*
- * Where a server's event loop was held, for a bench run (bench/README, References sync, fourth round):
+ * Where a server's event loop was held, for a bench run (bench/results/2026-11-27-references-sync.md, fourth round):
  *
  *   NODE_OPTIONS="--import ./bench/lib/loop-lag-trace.mjs" BENCH_CPU_PROF=/tmp/prof \
  *     BENCH_BACKGROUND_ORDERS=100000 npm run bench:references

@@ -391,7 +391,7 @@ async function main (): Promise<void> {
     // writes on a connection of their own, its backend at nice 0 and at nice 19 (os.setPriority: the
     // embedded server's backends are this user's processes), in alternating order, each pair after 3 s
     // of the reads alone; every phase's reads pooled. If the reads suffered for the CPU, the niced writes
-    // would cost them much less (bench/README "Sixth round").
+    // would cost them much less (bench/results/2026-11-27-references-sync.md, sixth round).
     const nicePooled = new Map<string, number[]>()
     const waited = new Map<string, number>()
     const rotateOther = bareRotation(OTHER_SELLER, otherRecords)

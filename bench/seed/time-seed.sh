@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Times `order-exchange seed --orders N` on a fresh database of a PostgreSQL server (bench/README, "The seed
-# through the platform's services"). Run it on two trees (a worktree at the old commit with this tree's
+# Times `order-exchange seed --orders N` on a fresh database of a PostgreSQL server
+# (bench/results/2026-11-25-seed.md). Run it on two trees (a worktree at the old commit with this tree's
 # node_modules linked in) one after the other, and compare the ratio.
 # usage: bench/seed/time-seed.sh TREE ORDERS DBNAME [SERVER_URL]   (SERVER_URL default postgres://postgres@127.0.0.1:5432)
 set -euo pipefail

@@ -9,9 +9,10 @@ import { OrderErrors } from '../../src/status-update/texts.js'
 import { batchOutcome, parseItems, updateOrderStatuses, type BatchOutcome, type PendingItem } from '../../src/status-update/update-batch.js'
 
 /*
- * Ways to write a batch that production does not use, kept so bench/README.md's comparison can be
- * re-run (and tested to give the same per-order outcome): every order in its own savepoint, or in its own
- * transaction. Both change each order through the service's one path, as a batch of one.
+ * Ways to write a batch that production does not use, kept so the comparison in
+ * bench/results/2026-11-21-status-update.md can be re-run (and tested to give the same per-order outcome):
+ * every order in its own savepoint, or in its own transaction. Both change each order through the service's
+ * one path, as a batch of one.
  */
 
 export type BatchStrategy = 'set-based' | 'savepoint-per-order' | 'transaction-per-order'

@@ -4,7 +4,8 @@ import { migrate } from '../../src/db/migrate.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { seed, DEFAULT_ANCHOR } from '../../src/seed/seed.js'
 import { startTopology, topologyAvailable } from '../../test/topology/cluster.js'
-import { freePort, ready, startServer, waitFor, type ServerProcess } from '../../test/helpers/server-process.js'
+import { eventually } from '../../test/helpers/eventually.js'
+import { freePort, ready, startServer, type ServerProcess } from '../../test/helpers/server-process.js'
 import { machineLine } from '../lib/database.js'
 import { numberKnob } from '../lib/knobs.js'
 
@@ -103,7 +104,7 @@ try {
       instances.push(startServer({ ...env, PORT: String(port) }))
       ports.push(port)
     }
-    for (const port of ports) await waitFor(`API :${port}`, () => ready(port), 60_000)
+    for (const port of ports) await eventually(null, `API :${port}`, () => ready(port), { timeoutMs: 60_000 })
 
     const status = await load(ports, CLIENTS, async (port) => {
       const ids = placed.splice(0, 100)

@@ -7,7 +7,8 @@ import { benchDatabase, machineLine } from '../lib/database.js'
 import { httpLoad, LOAD_TOOL } from '../lib/http-load.js'
 import { listKnob, numberKnob } from '../lib/knobs.js'
 import { parseProcStat } from '../lib/proc-cpu.js'
-import { freePort, ready, ROOT, waitFor } from '../../test/helpers/server-process.js'
+import { eventually } from '../../test/helpers/eventually.js'
+import { freePort, ready, ROOT } from '../../test/helpers/server-process.js'
 import { startOtlpReceiver } from '../../test/helpers/otlp-receiver.js'
 import { issueCredential } from '../../src/credentials/service.js'
 import { OrdersDocument } from '../../src/graphql/generated/operations.js'
@@ -169,7 +170,7 @@ try {
       }
     })
     running = child
-    await waitFor(`${variant.name} ready`, () => ready(port), 120_000)
+    await eventually(null, `${variant.name} ready`, () => ready(port), { timeoutMs: 120_000 })
     return { child, port }
   }
 
