@@ -26,6 +26,25 @@ const BASE = ['src/db', 'src/paging', 'src/config.ts', 'src/errors.ts', 'src/res
 
 const layer = (target, from, message) => ({ target, from, message })
 
+/*
+ * No fixed pause in a test (issue 41): a test waits for a state with eventually() (test/helpers/eventually.ts),
+ * lets time pass on a clock the code under test takes, or drains a worker before asserting that something did
+ * not happen. The files below may use a timer, each for why it cannot be a clock or a state; nothing else in test/.
+ */
+const TEST_TIMERS_ALLOWED = [
+  { file: 'test/helpers/eventually.ts', why: 'the poller itself: the pause between two looks at a state' },
+  {
+    file: 'test/helpers/receiver.ts',
+    why: 'fake servers slow on purpose (slowly, answerAfter): the subject is the sender\'s patience, a stop meeting attempts in flight'
+  },
+  {
+    file: 'test/helpers/faults.ts',
+    why: 'fault timing (injectAfter, probeFor): where in a batch\'s life its backends die, how long an outage lasts'
+  }
+]
+const NO_PAUSE = 'No fixed pause in a test: wait for the state with eventually() (test/helpers/eventually.ts), ' +
+  'or give the code under test a clock; a timer that is the subject goes in TEST_TIMERS_ALLOWED (eslint.config.js).'
+
 export default [
   ...neostandard({ ts: true, ignores: [...resolveIgnoresFromGitignore(), 'src/graphql/generated/**', 'packages/*/src/generated/**', 'drizzle/**', 'patches/**'] }),
   {
@@ -52,6 +71,19 @@ export default [
           layer(BASE, [...ENTRY, ...INTERFACES, ...SERVICES, ...EFFECTS], 'The base (db, paging, config, errors, logger) imports nothing above it.'),
           layer('packages/client', ['src', 'test', 'bench', 'scripts'], 'The client package is published on its own: it must not import the service (its types are generated into it).')
         ]
+      }]
+    }
+  },
+  {
+    files: ['test/**/*.ts'],
+    ignores: TEST_TIMERS_ALLOWED.map((allowed) => allowed.file),
+    rules: {
+      'no-restricted-globals': ['error', { name: 'setTimeout', message: NO_PAUSE }, { name: 'setInterval', message: NO_PAUSE }],
+      'no-restricted-properties': ['error', ...['globalThis', 'global'].flatMap((object) =>
+        ['setTimeout', 'setInterval'].map((property) => ({ object, property, message: NO_PAUSE })))],
+      'no-restricted-syntax': ['error', { selector: "CallExpression[callee.type='Identifier'][callee.name='sleep']", message: NO_PAUSE }],
+      'no-restricted-imports': ['error', {
+        paths: ['timers', 'node:timers', 'timers/promises', 'node:timers/promises'].map((name) => ({ name, message: NO_PAUSE }))
       }]
     }
   }

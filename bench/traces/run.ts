@@ -39,8 +39,8 @@ import { median } from '../lib/median.js'
  *   BENCH_DATABASE_URL a PostgreSQL server to use instead of an embedded one
  *   BENCH_LOAD         wrk or autocannon (default: wrk when it is on the PATH)
  *   BENCH_NODE_FLAGS   flags for every server's node, off and on alike (e.g. --max-semi-space-size=64)
- *   BENCH_TRACED_NODE_FLAGS  flags for the traced servers' node only: what README recommends with tracing
- *                      on, against off as `npm start` runs (e.g. --max-semi-space-size=64)
+ *   BENCH_TRACED_NODE_FLAGS  flags for the traced servers' node only: what docs/operate/observability.md
+ *                      recommends with tracing on, against off as `npm start` runs (e.g. --max-semi-space-size=64)
  */
 
 // Many short rounds rather than a few long ones: on a shared machine one measurement moves by ±15 %.

@@ -25,6 +25,8 @@ export interface ReadRouterOptions {
   onLag?: (lagMs: number | null) => void
   /** Told when polls start failing, with the reason (logs): once, not at every poll until it answers again. */
   onPollError?: (err: unknown) => void
+  /** The clock lags and poll ages are measured on (Date.now); a test passes its own to let time pass. */
+  now?: () => number
 }
 
 export type ReadTarget = 'replica' | 'primary'
@@ -90,8 +92,12 @@ export class ReadRouter {
   target (): ReadTarget {
     if (!this.replica || this.lagMs === null || !this.bounded) return 'primary'
     // A poll that has not come back for a whole interval: the lag is not known any more.
-    if (Date.now() - this.lastPollAt > 2 * this.options.pollMs) return 'primary'
+    if (this.now() - this.lastPollAt > 2 * this.options.pollMs) return 'primary'
     return this.lagMs <= this.options.maxLagMs ? 'replica' : 'primary'
+  }
+
+  private now (): number {
+    return (this.options.now ?? Date.now)()
   }
 
   state (): ReadRouterState {
@@ -118,14 +124,14 @@ export class ReadRouter {
   async poll (): Promise<void> {
     if (!this.replica) return
     try {
-      const asked = Date.now()
+      const asked = this.now()
       const [primary] = await this.primary.db.execute<{ lsn: string }>(sql`select pg_current_wal_lsn()::text as lsn`)
       this.samples.push({ at: asked, lsn: parseLsn(primary!.lsn) })
       const [replica] = await this.replica.db.execute<{ lsn: string | null, recovering: boolean }>(
         sql`select pg_last_wal_replay_lsn()::text as lsn, pg_is_in_recovery() as recovering`)
       // Not a standby (promoted, or a primary given by mistake): its data is the truth, it has no lag.
       const replayed = replica!.recovering ? parseLsn(replica!.lsn ?? '0/0') : this.samples[this.samples.length - 1]!.lsn
-      const now = Date.now()
+      const now = this.now()
       const lag = lagFromSamples(this.samples, replayed, now)
       this.lagMs = lag.ms
       this.bounded = lag.bounded

@@ -58,6 +58,8 @@ export interface DelivererOptions {
    * ten-attempt run takes seconds rather than days.
    */
   retryWait?: typeof retryWaitMs
+  /** The clock a signature's timestamp is read from (the time now); a test moves it to sign a retry later. */
+  now?: () => Date
   /** Called after each attempt (metrics). */
   onAttempt?: (result: AttemptResult) => void
   /** A span per attempt when tracing is on. */
@@ -399,10 +401,11 @@ export class Deliverer {
   private async post (d: ClaimedDelivery, base: Pick<AttemptResult, 'id' | 'subscriptionId' | 'kind' | 'attempt'>,
     target: { url: string, secrets: SigningSecret[], allowPrivateNetworks: boolean }, body: string):
     Promise<AttemptResult> {
+    const signedAt = this.options.now?.() ?? new Date()
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'order-exchange-webhooks/2',
-      ...standardWebhookHeaders(eventId(d.sellerId, d.sequence), new Date(), body, target.secrets)
+      ...standardWebhookHeaders(eventId(d.sellerId, d.sequence), signedAt, body, target.secrets)
     }
     const options: SendOptions = {
       allowPrivateNetworks: target.allowPrivateNetworks,

@@ -95,7 +95,12 @@ export class WorkerLiveness {
   private readonly suspects = new Map<string, number>()
   private readonly confirmMs: number
 
-  constructor (url: string, private readonly logger: Logger, private readonly intervalMs: number) {
+  /**
+   * `now` is the clock the confirmation period is measured on (Date.now); a test passes its own, to show a
+   * suspicion outlasting sweeps and then confirmed without waiting the period out.
+   */
+  constructor (url: string, private readonly logger: Logger, private readonly intervalMs: number,
+    private readonly now: () => number = Date.now) {
     this.confirmMs = Math.max(DEAD_POOL_CONFIRM_MS, intervalMs)
     // One long-lived session: its end is what tells the others this pool died. No lifetime recycling.
     // When the server ends it (terminated, restarted), take the lock again at once on a new session.
@@ -171,7 +176,7 @@ export class WorkerLiveness {
       await this.ensureHeld()
       // A pool is dead only when seen without its lock for confirmMs: a live worker that lost its
       // session for a moment has taken its lock again by then.
-      const now = Date.now()
+      const now = this.now()
       const missing = new Set(await poolsWithoutLiveness(this.db))
       for (const pool of this.suspects.keys()) if (!missing.has(pool)) this.suspects.delete(pool)
       for (const pool of missing) if (!this.suspects.has(pool)) this.suspects.set(pool, now)

@@ -8,10 +8,12 @@ import { rawClient, type TestDatabase as Database } from '../helpers/build.js'
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded.js'
 import { LIVENESS_LOCK_CLASS } from '../../src/effects/crash-recovery.js'
 import { createTestDatabaseUrl } from '../helpers/test-server.js'
-import { freePort, ready, startServer, waitFor, type ServerProcess } from '../helpers/server-process.js'
+import { eventually } from '../helpers/eventually.js'
+import { freePort, ready, startServer, type ServerProcess } from '../helpers/server-process.js'
 import { credential, platformKey } from '../helpers/fixtures.js'
-import { startReceiver } from '../helpers/receiver.js'
-import { accept, createShop, reject } from '../status-update/helpers.js'
+import { answerAfter, startReceiver } from '../helpers/receiver.js'
+import { injectAfter, probeFor } from '../helpers/faults.js'
+import { accept, createShop, reject } from '../helpers/status-update.js'
 
 /*
  * Faults injected into a real server process (src/server.ts) on a real PostgreSQL: its backends
@@ -41,7 +43,7 @@ async function runServer (t: Test, env: Record<string, string> = {}, databaseUrl
     await database.sql.end({ timeout: 5 })
     await drop()
   })
-  await waitFor('readiness', () => ready(port))
+  await eventually(t, 'readiness', () => ready(port), { timeoutMs: 60_000 })
   return { server, port, database, url }
 }
 
@@ -66,8 +68,7 @@ t.test('backends terminated while a 1,000-order batch is in its transaction', as
   for (const delayMs of [0, 10, 30, 60, 120, 250, 500, 1000]) {
     const ids = await shop.orders(1000)
     const answer = statusBatch(port, key, { order_status: ids.map((id) => accept(id)) })
-    await new Promise((resolve) => setTimeout(resolve, delayMs))
-    await terminateServiceBackends(database)
+    await injectAfter(delayMs, () => terminateServiceBackends(database))
     const { status, body } = await answer
     t.ok(status === 200 || status === 503, `delay ${delayMs} ms: ${status}`)
     const accepted = await database.sql`select id::int from orders where id = any(${ids}) and status = 'ORDER_ACCEPTED'`
@@ -80,7 +81,7 @@ t.test('backends terminated while a 1,000-order batch is in its transaction', as
     }
     // The process is alive and reconnects; the retry converges.
     t.equal((await fetch(`http://127.0.0.1:${port}/health/live`)).status, 200, 'still alive')
-    await waitFor('ready again', () => ready(port), 10_000)
+    await eventually(t, 'ready again', () => ready(port), { timeoutMs: 10_000 })
     const retry = await statusBatch(port, key, { order_status: ids.map((id) => accept(id)) })
     t.same([retry.status, retry.body.data.successful], [200, 1000], 'the retry converges')
     const [after] = await database.sql`select count(*)::int as n from points_ledger where order_id = any(${ids})`
@@ -135,8 +136,7 @@ t.test('backends terminated while the marketplace places 1,000 orders or cancels
     }))
     const before = await grabbed()
     const answer = call('/v2/platform/orders', rows)
-    await new Promise((resolve) => setTimeout(resolve, delayMs))
-    await terminateServiceBackends(database)
+    await injectAfter(delayMs, () => terminateServiceBackends(database))
     const { status, body } = await answer
     t.ok(status === 200 || status === 503, `placement, delay ${delayMs} ms: ${status}`)
     const [{ n, h }] = await sql`select count(*)::int as n,
@@ -145,22 +145,21 @@ t.test('backends terminated while the marketplace places 1,000 orders or cancels
     t.equal(h, n, 'one placement in the history per order placed')
     t.equal(await grabbed() - before, n, 'the deal grabbed exactly what was placed')
     if (status === 200) t.equal(body.data.inserted, n, 'the answer says what the database holds')
-    await waitFor('ready again', () => ready(port), 10_000)
+    await eventually(t, 'ready again', () => ready(port), { timeoutMs: 10_000 })
     const retry = await call('/v2/platform/orders', rows)
     t.same([retry.status, retry.body.data.inserted + retry.body.data.unchanged, retry.body.data.failed], [200, 1000, 0], 'the re-send converges')
     t.equal(await grabbed() - before, 1000, 'each order grabbed once')
 
     // Cancelling them, cut off the same way: each cancellation and its effects all or nothing, once.
     const cancel = call('/v2/platform/orders/update-status', { order_status: ids.map((id) => ({ Order_id: id, Order_Status: 'CANCELLED' })) })
-    await new Promise((resolve) => setTimeout(resolve, delayMs))
-    await terminateServiceBackends(database)
+    await injectAfter(delayMs, () => terminateServiceBackends(database))
     const cancelled = await cancel
     t.ok(cancelled.status === 200 || cancelled.status === 503, `cancellation, delay ${delayMs} ms: ${cancelled.status}`)
     const [{ c, r }] = await sql`select count(*)::int as c,
       (select count(*)::int from refunds where order_id = any(${ids})) as r from orders where id = any(${ids}) and status = 'CANCELLED'`
     t.ok(c === 0 || c === 1000, `all or nothing (${c} cancelled)`)
     t.equal(r, c, 'one refund per cancelled order paid online')
-    await waitFor('ready again', () => ready(port), 10_000)
+    await eventually(t, 'ready again', () => ready(port), { timeoutMs: 10_000 })
     const again = await call('/v2/platform/orders/update-status', { order_status: ids.map((id) => ({ Order_id: id, Order_Status: 'CANCELLED' })) })
     t.same([again.status, again.body.data.successful], [200, 1000], 'the re-send converges')
     const [{ refunds, back }] = await sql`select (select count(*)::int from refunds where order_id = any(${ids})) as refunds,
@@ -210,8 +209,7 @@ t.test('backends terminated during a 50,000-row sync: nothing or everything appl
     round++
     const body = syncRows(n, round)
     const answer = sync(port, key, body)
-    await new Promise((resolve) => setTimeout(resolve, delayMs))
-    await terminateServiceBackends(database)
+    await injectAfter(delayMs, () => terminateServiceBackends(database))
     const { status, body: reply } = await answer
     t.ok(status === 200 || status === 503, `delay ${delayMs} ms: ${status} (never 500)`)
     const [stored] = await database.sql`select count(*) filter (where outstanding_quantity = ${round})::int as now, count(*)::int as total
@@ -223,7 +221,7 @@ t.test('backends terminated during a 50,000-row sync: nothing or everything appl
       t.equal(reply.statusCode, 503)
       t.ok(stored.now === 0 || stored.now === n, `a 503 means nothing or everything (the commit may have been the last thing done): ${stored.now}`)
     }
-    await waitFor('ready again', () => ready(port), 10_000)
+    await eventually(t, 'ready again', () => ready(port), { timeoutMs: 10_000 })
     const retry = await sync(port, key, body)
     t.equal(retry.status, 200, 'the retry converges')
     const [after] = await database.sql`select count(*) filter (where outstanding_quantity = ${round})::int as now
@@ -235,7 +233,7 @@ t.test('backends terminated during a 50,000-row sync: nothing or everything appl
 
 t.test('backends terminated while deliveries run: every event is delivered, the liveness lock comes back', async (t) => {
   // Each answer takes a moment and few go at once, so deliveries are in flight when their sessions are terminated.
-  const receiver = await startReceiver(t, () => new Promise((resolve) => setTimeout(() => resolve(200), 100)))
+  const receiver = await startReceiver(t, answerAfter(100))
   const { server, port, database } = await runServer(t, {
     WORKER_ENABLED: 'true',
     WORKER_CONCURRENCY: '4',
@@ -248,13 +246,13 @@ t.test('backends terminated while deliveries run: every event is delivered, the 
     WEBHOOK_URL: receiver.url,
     WEBHOOK_SECRET: 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz'
   })
-  await waitFor('the worker', () => server.lines().some((l) => l.msg === 'effects worker started'))
+  await eventually(t, 'the worker', () => server.lines().some((l) => l.msg === 'effects worker started'), { timeoutMs: 60_000 })
   const shop = await createShop(database)
   const ids = await shop.orders(120)
   const res = await statusBatch(port, await shop.apiKey(), { order_status: ids.map((id) => reject(id, 'Out of stock')) })
   t.equal(res.body.data.successful, 120)
   for (let i = 0; i < 3; i++) {
-    await waitFor('deliveries going on', () => receiver.received.length >= 10 + i * 20, 30_000)
+    await eventually(t, 'deliveries going on', () => receiver.received.length >= 10 + i * 20, { timeoutMs: 30_000 })
     t.ok(await terminateServiceBackends(database) > 0, `round ${i + 1}: backends terminated mid-delivery`)
   }
   // 120 events: one delivery each to the operator's endpoint, and one to each of the three channels.
@@ -262,7 +260,7 @@ t.test('backends terminated while deliveries run: every event is delivered, the 
     join subscriptions s on s.id = d.subscription_id where d.status = 'DELIVERED' group by s.kind order by s.kind`)
     .map((r) => `${r.kind} ${r.n}`).join(', ')
   const all = 'operator-webhook 120, notify-seller 120, notify-customer 120, notify-messaging 120'
-  await waitFor('all delivered', async () => (await delivered()) === all, 60_000)
+  await eventually(t, 'all delivered', async () => (await delivered()) === all, { timeoutMs: 60_000 })
   t.equal(await delivered(), all, 'every delivery of every subscription delivered')
   const [queue] = await database.sql`select count(*)::int as n from deliveries where status <> 'DELIVERED'`
   t.equal(queue.n, 0, 'and none twice in the queue, none left')
@@ -271,10 +269,10 @@ t.test('backends terminated while deliveries run: every event is delivered, the 
   t.ok(receiver.received.every((r) => JSON.parse(r.rawBody).id === r.headers['webhook-id']), 'the body is the event the id names')
   const logged = new Set(server.lines().filter((l) => /^notification: /.test(l.msg ?? '')).map((l) => `${l.channel} ${l.eventId}`))
   t.equal(logged.size, 360, 'every notification written by the log transport (at least once)')
-  await waitFor('queue empty', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs`)[0].n === 0, 30_000)
-  await waitFor('liveness lock held again', async () => (await database.sql`select count(*)::int as n from pg_locks
+  await eventually(t, 'queue empty', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs`)[0].n === 0, { timeoutMs: 30_000 })
+  await eventually(t, 'liveness lock held again', async () => (await database.sql`select count(*)::int as n from pg_locks
     where locktype = 'advisory' and granted and classid = ${LIVENESS_LOCK_CLASS}::int8::oid
-      and database = (select oid from pg_database where datname = current_database())`)[0].n === 1, 10_000)
+      and database = (select oid from pg_database where datname = current_database())`)[0].n === 1, { timeoutMs: 10_000 })
   t.pass('the worker holds its liveness lock again')
   t.equal(server.child.exitCode, null, 'the process never ended')
 })
@@ -299,9 +297,8 @@ t.test('PostgreSQL stopped for 10 s and started again: clean 503s in the gap, re
   t.equal((await statusBatch(port, key, { order_status: [accept(before)] })).body.data.successful, 1)
 
   await pg.stop()
-  const stoppedAt = Date.now()
   const seen = new Map<string, number>()
-  while (Date.now() - stoppedAt < 10_000) {
+  await probeFor(10_000, 250, async () => {
     const answers = await Promise.all([
       statusBatch(port, key, { order_status: [accept(after)] }).then((r) => `status ${r.status}`),
       sync(port, key, syncRows(10, 1)).then((r) => `sync ${r.status}`),
@@ -310,18 +307,17 @@ t.test('PostgreSQL stopped for 10 s and started again: clean 503s in the gap, re
       request(port, { path: '/health/live' }).then((r) => `live ${r.status}`)
     ])
     for (const a of answers) seen.set(a, (seen.get(a) ?? 0) + 1)
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
+  })
   t.same([...seen.keys()].sort(), ['graphql 503', 'live 200', 'ready 503', 'status 503', 'sync 503'].sort(),
     `during the outage: ${JSON.stringify(Object.fromEntries(seen))}`)
 
   pg = await startEmbeddedPostgres(options)
-  await waitFor('ready after the restart', () => ready(port), 30_000)
+  await eventually(t, 'ready after the restart', () => ready(port), { timeoutMs: 30_000 })
   const res = await statusBatch(port, key, { order_status: [accept(after)] })
   t.same([res.status, res.body.data.successful], [200, 1], 'writes work again')
-  await waitFor('its notifications delivered by the worker', async () => (await database.sql`select count(*)::int as n
+  await eventually(t, 'its notifications delivered by the worker', async () => (await database.sql`select count(*)::int as n
     from deliveries d join subscriptions s on s.id = d.subscription_id
-    where s.kind in ('notify-seller', 'notify-customer', 'notify-messaging') and d.order_id = ${after} and d.status = 'DELIVERED'`)[0].n === 3, 60_000)
+    where s.kind in ('notify-seller', 'notify-customer', 'notify-messaging') and d.order_id = ${after} and d.status = 'DELIVERED'`)[0].n === 3, { timeoutMs: 60_000 })
   t.equal(server.child.exitCode, null, 'the same process throughout')
   t.notMatch(server.stderr(), /uncaught|TypeError/i)
 })
@@ -341,7 +337,7 @@ t.test('SIGTERM with a batch and a 100,000-row sync in flight on keep-alive conn
   const batch = request(port, { method: 'POST', path: '/v2/accounting/orders/update-status', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, agent },
     JSON.stringify({ order_status: ids.map((id) => accept(id)) }))
   const synced = sync(port, key, body, agent)
-  await waitFor('both requests in the server', () => server.lines().filter((l) => l.msg === 'incoming request' && /update-status|sync-data/.test(l.req?.url)).length === 2, 10_000)
+  await eventually(t, 'both requests in the server', () => server.lines().filter((l) => l.msg === 'incoming request' && /update-status|sync-data/.test(l.req?.url)).length === 2, { timeoutMs: 10_000 })
   const signalledAt = Date.now()
   server.child.kill('SIGTERM')
   const [b, s] = await Promise.all([batch, synced])

@@ -5,7 +5,7 @@ import { openDatabase } from '../../src/db/client.js'
 import { build, memoryLogger, testConfig } from '../helpers/build.js'
 import { credential, createSeller } from '../helpers/fixtures.js'
 import { OrderErrors } from '../../src/status-update/texts.js'
-import { accept, createShop, failed, ok, orderStatus, post, reject, URL as STATUS_URL } from '../status-update/helpers.js'
+import { accept, createShop, failed, ok, orderStatus, post, reject, URL as STATUS_URL } from '../helpers/status-update.js'
 import { WEBHOOK_ENDPOINTS_PATH } from '../../src/routes/webhook-endpoints.js'
 
 /*

@@ -2,16 +2,16 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { build } from '../helpers/build.js'
-import { createShop, post, reject } from '../status-update/helpers.js'
+import { createShop, post, reject } from '../helpers/status-update.js'
 import { addJob } from '../helpers/jobs.js'
-import { waitFor } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { spawnWorker } from '../helpers/worker-process.js'
 import { TASKS } from '../../src/effects/jobs.js'
 import { WEBHOOK_ENDPOINTS_PATH } from '../../src/routes/webhook-endpoints.js'
 import { scrubbedText } from '../../src/logger.js'
 
 /*
- * What reaches a log line (README "Security"): a phone number, a secret and a statement's parameter value
+ * What reaches a log line (docs/operate/security.md): a phone number, a secret and a statement's parameter value
  * planted in a failing job (graphile-worker writes the failed statement, parameters and all, into its own
  * message) and in a failing delivery (the deliverer's failed write carries the receiver's answer as a
  * parameter) never show in any line of a real worker process, at debug level.
@@ -56,10 +56,10 @@ t.test('a failing job and a failing delivery leave no parameter, secret or phone
   t.equal(res.body.data?.successful, 1, 'the rejection is committed (its event goes to the endpoint)')
 
   const texts = (): string[] => worker.lines.map((l) => JSON.stringify(l))
-  await waitFor(t, 'the failed job logged', () => texts().some((l) => l.includes('Failed task')))
-  await waitFor(t, 'the notifications logged', () => worker.lines.filter((l) => String(l.msg).startsWith('notification: ')).length >= 3)
+  await eventually(t, 'the failed job logged', () => texts().some((l) => l.includes('Failed task')))
+  await eventually(t, 'the notifications logged', () => worker.lines.filter((l) => String(l.msg).startsWith('notification: ')).length >= 3)
   t.ok(worker.lines.some((l) => String(l.to).endsWith('(+** ***** *3210)')), 'the retailer\'s number masked')
-  await waitFor(t, 'the failed delivery write logged', () => worker.lines.some((l) => l.msg === 'delivery attempts not recorded: they will be retried'))
+  await eventually(t, 'the failed delivery write logged', () => worker.lines.some((l) => l.msg === 'delivery attempts not recorded: they will be retried'))
   const failedJob = worker.lines.find((l) => String(l.msg).includes('Failed task'))!
   t.match(failedJob.msg, /Failed query/, 'the job\'s line still says what failed')
   t.match(failedJob.msg, /params: \[not logged\]/, 'and that its parameters were left out')

@@ -3,10 +3,11 @@ import pino from 'pino'
 import { createMetrics, startMetricsServer } from '../../src/metrics.js'
 import { startWorker } from '../../src/worker-tasks.js'
 import { build } from '../helpers/build.js'
-import { deliveriesOf, recordOrderEvent, waitFor, workerEnv } from '../helpers/effects.js'
+import { deliveriesOf, recordOrderEvent, workerEnv } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { seedDemo } from '../helpers/fixtures.js'
-import { accept, createShop, post } from '../status-update/helpers.js'
+import { accept, createShop, post } from '../helpers/status-update.js'
 import { webhookMarket } from '../helpers/webhooks.js'
 import { dispatchEvents } from '../../src/delivery/dispatch.js'
 
@@ -102,7 +103,7 @@ t.test('the worker counts delivery attempts by transport and result', async (t) 
   const [order] = (await database.sql`select o.id::int as id, o.seller_id as "sellerId" from orders o join retailers r on r.id = o.retailer_id
     where o.status = 'ORDER_REJECTED_BY_SELLER' and coalesce(r.whatsapp, r.phone) is not null order by o.id limit 1`) as unknown as Array<{ id: number, sellerId: number }>
   await recordOrderEvent(database, order!)
-  await waitFor(t, 'delivered, and WhatsApp tried', async () => {
+  await eventually(t, 'delivered, and WhatsApp tried', async () => {
     const rows = await deliveriesOf(database, { orderId: order!.id })
     return rows.filter((d) => d.status === 'DELIVERED').length === 3 && rows.some((d) => d.kind === 'notify-messaging' && d.attempts >= 1)
   })

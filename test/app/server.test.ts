@@ -6,7 +6,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { runningServer, stopByPid } from '../../src/db/embedded.js'
 import { createTestDatabaseUrl } from '../helpers/test-server.js'
-import { freePort, ready, ROOT, startServer, waitFor } from '../helpers/server-process.js'
+import { eventually } from '../helpers/eventually.js'
+import { freePort, ready, ROOT, startServer } from '../helpers/server-process.js'
 
 t.test('a bad setting stops the process with one line naming the variable', async (t) => {
   const s = startServer({ PORT: 'http' })
@@ -20,7 +21,7 @@ t.test('with DATABASE_URL: migrates, serves, prints no secrets, shuts down on SI
   const port = await freePort()
   const s = startServer({ DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', WORKER_ENABLED: 'false' })
   t.teardown(() => { s.child.kill('SIGKILL') })
-  await waitFor('readiness', () => ready(port))
+  await eventually(t, 'readiness', () => ready(port), { timeoutMs: 60_000 })
   t.notMatch(s.stdout(), /oxs_test_/, 'no secrets printed with DATABASE_URL')
   t.match(s.stdout(), /"msg":"Server listening at http:\/\/127\.0\.0\.1:\d+"/, 'pino JSON logs')
   s.child.kill('SIGTERM')
@@ -37,8 +38,8 @@ t.test('without DATABASE_URL: embedded PostgreSQL, demo data, demo credentials, 
   const env = { DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(pgPort), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' }
   const first = startServer(env)
   t.teardown(() => { first.child.kill('SIGKILL') })
-  await waitFor('readiness', () => ready(port), 90_000)
-  await waitFor('banner', () => first.stdout().includes('Try:'))
+  await eventually(t, 'readiness', () => ready(port), { timeoutMs: 90_000 })
+  await eventually(t, 'banner', () => first.stdout().includes('Try:'), { timeoutMs: 60_000 })
   const out = first.stdout()
   t.match(out, /demo data loaded \(testing environment\)/)
   t.match(out, /access token \(GraphQL\): +oxs_test_at_\S+/)
@@ -51,7 +52,7 @@ t.test('without DATABASE_URL: embedded PostgreSQL, demo data, demo credentials, 
   // Data is kept across restarts, and demo credentials are printed only on the first start.
   const second = startServer(env)
   t.teardown(() => { second.child.kill('SIGKILL') })
-  await waitFor('readiness again', () => ready(port), 90_000)
+  await eventually(t, 'readiness again', () => ready(port), { timeoutMs: 90_000 })
   t.notMatch(second.stdout(), /oxs_test_/)
   second.child.kill('SIGTERM')
   t.equal(await second.exited, 0)
@@ -64,7 +65,7 @@ t.test('production never seeds nor prints secrets', async (t) => {
   const port = await freePort()
   const s = startServer({ DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(await freePort()), ORDER_EXCHANGE_ENV: 'production', LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' })
   t.teardown(() => { s.child.kill('SIGKILL') })
-  await waitFor('readiness', () => ready(port), 90_000)
+  await eventually(t, 'readiness', () => ready(port), { timeoutMs: 90_000 })
   t.notMatch(s.stdout(), /oxs_|demo data/)
   s.child.kill('SIGTERM')
   t.equal(await s.exited, 0)
@@ -138,7 +139,7 @@ t.test('SIGTERM to `npm start` stops the server and its embedded PostgreSQL with
     const pg = runningServer(path.join(dataDir, 'pg'))
     if (pg) await stopByPid(pg.pid)
   })
-  await waitFor('readiness', () => ready(port), 90_000)
+  await eventually(t, 'readiness', () => ready(port), { timeoutMs: 90_000 })
   const pg = runningServer(path.join(dataDir, 'pg'))
   t.ok(pg, 'the embedded PostgreSQL runs under DATA_DIR')
   const tree = descendants(npm.pid!)
@@ -149,7 +150,7 @@ t.test('SIGTERM to `npm start` stops the server and its embedded PostgreSQL with
 
   npm.kill('SIGTERM')
   await npmExited
-  await waitFor('the server and PostgreSQL to exit', () => alive([server!.pid, pg!.pid]).length === 0, 30_000)
+  await eventually(t, 'the server and PostgreSQL to exit', () => alive([server!.pid, pg!.pid]).length === 0, { timeoutMs: 30_000 })
     .catch(() => {})
   t.same(alive([server!.pid, pg!.pid]), [], 'node and postgres are gone with npm')
   t.same(alive(pids), [], 'nothing of the launcher chain is left')

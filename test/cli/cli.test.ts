@@ -10,7 +10,8 @@ import postgres from 'postgres'
 import { runningServer } from '../../src/db/embedded.js'
 import { createTestDatabaseUrl } from '../helpers/test-server.js'
 import { brokenHistories } from '../helpers/history.js'
-import { freePort, ready, ROOT, startServer, waitFor } from '../helpers/server-process.js'
+import { eventually } from '../helpers/eventually.js'
+import { freePort, ready, ROOT, startServer } from '../helpers/server-process.js'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/order-exchange.js')
 
@@ -141,11 +142,11 @@ t.test('beside a running `npm start` with its ports moved, the CLI finds the emb
     server.child.kill('SIGTERM')
     await server.exited
   })
-  await waitFor('readiness', () => ready(port), 90_000)
+  await eventually(t, 'readiness', () => ready(port), { timeoutMs: 90_000 })
   const running = runningServer(path.join(dataDir, 'pg'))
   t.equal(running?.port, pgPort, 'postmaster.pid names the moved port')
 
-  // As the README runs it, with PORT set as for the server but no EMBEDDED_PG_PORT.
+  // As docs/operate/cli.md runs it, with PORT set as for the server but no EMBEDDED_PG_PORT.
   const { stdout, stderr } = await promisify(execFile)('npx', ['order-exchange', 'credentials', 'issue', '--seller', '1', '--kind', 'access-token'],
     { cwd: ROOT, env: { ...base, PORT: String(port) } })
   const token = stdout.trim().split(/\s+/).find((word) => word.startsWith('oxs_test_at_'))

@@ -2,7 +2,8 @@ import t from 'tap'
 import { runCli } from '../../src/cli/main.js'
 import { testDatabase } from '../helpers/build.js'
 import { seedDemo } from '../helpers/fixtures.js'
-import { captureLogger, notificationsOf, ordersIn, recordOrderEvent, waitFor } from '../helpers/effects.js'
+import { captureLogger, notificationsOf, ordersIn, recordOrderEvent } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { onStopSignal, runWorker } from '../../src/cli/worker-command.js'
 import { loadConfig } from '../../src/config.js'
 
@@ -38,14 +39,14 @@ t.test('runWorker delivers until told to stop, then stops gracefully', async (t)
   const running = runWorker(loadConfig({ DATABASE_URL: database.url, WORKER_POLL_INTERVAL_MS: '200' }), { trigger, logger })
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
   await recordOrderEvent(database, order, 'order.accepted')
-  await waitFor(t, 'delivered', async () => (await notificationsOf(database, order.id)).filter((n) => n.status === 'DELIVERED').length === 3)
+  await eventually(t, 'delivered', async () => (await notificationsOf(database, order.id)).filter((n) => n.status === 'DELIVERED').length === 3)
   t.equal(lines.filter((l) => String(l.msg).startsWith('notification: ')).length, 3, 'each notification told once')
   const workerSessions = async () => (await database.sql`select count(*)::int as n from pg_stat_activity
     where datname = current_database() and application_name in ('order-exchange-worker', 'order-exchange-worker-liveness', 'order-exchange-webhooks')`)[0].n
   t.ok(await workerSessions() >= 3, 'the queue pool, the liveness session and the deliverer\'s listener are connected')
   stop('SIGTERM')
   t.equal(await running, 0)
-  await waitFor(t, 'sessions gone', async () => (await workerSessions()) === 0, 2000)
+  await eventually(t, 'sessions gone', async () => (await workerSessions()) === 0, { timeoutMs: 2000 })
   t.pass('stopping ends every connection of the worker: the database may go away right after')
   t.ok(lines.some((l) => l.msg === 'stopping the worker: finishing jobs in hand' && l.signal === 'SIGTERM'))
   t.ok(lines.some((l) => l.msg === 'effects worker stopped'))

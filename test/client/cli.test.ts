@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { createClient } from '@order-exchange/client'
-import { serve } from './helpers.js'
+import { faultProxy, serve } from '../helpers/client.js'
+import { eventually } from '../helpers/eventually.js'
 
 /* The client's CLI (order-exchange-client), run as a program against the real service. */
 
@@ -118,16 +119,18 @@ t.test('events follow: each event after the file checkpoint once, one per line; 
   t.same(ids(typed.stdout), await logged(['order.rejected']), '--types')
 
   // Following on: a change made while it waits comes out; SIGTERM stops it cleanly, the checkpoint on the last line.
+  // Through a proxy that counts its reads: the change is made once it has read twice, so it is waiting to read on.
+  const proxy = await faultProxy(t, served.baseUrl, () => 'pass')
   const child = execFile(process.execPath, [CLI, 'events', 'follow', '--checkpoint', checkpoint, '--interval-ms', '100'],
-    { env: { PATH: process.env.PATH ?? '', ...env } })
+    { env: { PATH: process.env.PATH ?? '', ...env, ORDER_EXCHANGE_BASE_URL: proxy.url } })
+  t.teardown(() => { child.kill('SIGKILL') })
   let out = ''
   child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString() })
   let errText = ''
   child.stderr!.on('data', (chunk: Buffer) => { errText += chunk.toString() })
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  await eventually(t, 'the follower reading on', () => proxy.requests.length >= 2, { timeoutMs: 10_000 })
   await change(2, 'ORDER_ACCEPTED')
-  const deadline = Date.now() + 10_000
-  while (ids(out).length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  await eventually(t, () => `the two changes written (${errText})`, () => ids(out).length >= 2, { timeoutMs: 10_000 })
   child.kill('SIGTERM')
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
   t.equal(code, 0, errText)

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { AbortError, createClient, GraphqlError, MemoryCheckpointStore, type EventCheckpoint, type FullEvent } from '@order-exchange/client'
-import { serve, type Served } from './helpers.js'
+import { serve, type Served } from '../helpers/client.js'
+import { eventually } from '../helpers/eventually.js'
 
 /*
  * client.events.follow against the real service: each event handed out exactly once and in order, across
@@ -76,7 +77,8 @@ t.test('a follower killed (SIGKILL) and started again misses nothing; at most th
   const child = spawn(process.execPath, [FOLLOWER, served.baseUrl, served.accessToken, path.join(dir, 'checkpoint.json'), out, '0', '5', '10'],
     { env: { PATH: process.env.PATH ?? '' }, stdio: 'ignore' })
   const exited = new Promise((resolve) => child.on('exit', resolve))
-  while (lines(out).length < 20) await new Promise((resolve) => setTimeout(resolve, 5))
+  t.teardown(() => { child.kill('SIGKILL') })
+  await eventually(t, () => `twenty events written (${lines(out).length})`, () => lines(out).length >= 20, { intervalMs: 5 })
   child.kill('SIGKILL')
   await exited
   const killed = lines(out)
@@ -132,7 +134,7 @@ t.test('types; following on with intervalMs until aborted; a cursor older than t
       if (live.length === 11) controller.abort()
     }
   })
-  while (live.length < 9) await new Promise((resolve) => setTimeout(resolve, 10))
+  await eventually(t, 'the nine events there are handed over', () => live.length >= 9, { intervalMs: 10 })
   await change(served, 2)
   await t.rejects(following, AbortError)
   t.same(live, Array.from({ length: 11 }, (_, i) => String(i + 1)))

@@ -3,7 +3,7 @@ import {
   buyerKey, createClient, GraphqlError, isActionable, outletKey, productKey, UnauthorizedError, variantKey,
   type OrdersDocument, type StatusChange
 } from '@order-exchange/client'
-import { liveOrders, serve } from './helpers.js'
+import { liveOrders, serve } from '../helpers/client.js'
 
 /* client.orders against the real service: page walks, mapping helpers, batch status updates. */
 
@@ -150,7 +150,7 @@ t.test('an order asked for twice goes in one request, lined up by index; an inva
     { index: 0, orderId: id, outcome: 'changed' },
     { index: 1, orderId: id, outcome: 'changed' },
     { index: 2, orderId: id, outcome: 'error', error: 'Invalid order status', code: 'INVALID_STATUS' }
-  ], 'the 400 invalid-status answer (spec 7.2) is a result for its item')
+  ], 'the 400 invalid-status answer is a result for its item')
 })
 
 t.test('a repeated order with an error between: each result at its own index', async (t) => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { AbortError, createClient, type PaceClock, type PaceWait, type QueryCost } from '@order-exchange/client'
 import { credential } from '../helpers/fixtures.js'
-import { serve } from './helpers.js'
+import { serve } from '../helpers/client.js'
 
 /*
  * The client paces its GraphQL reads from extensions.cost. Most of these run against a stub GraphQL server
@@ -167,14 +167,14 @@ t.test('a 429 with Retry-After is still retried, and waited in full', async (t) 
 t.test('a read aborted while it waits ends at once with an AbortError', async (t) => {
   // Reports that ask for a 10 s wait before page 2, on the real clock.
   const server = await stub(t, 2, () => ({ status: 200, cost: report(1000, 0, 1000, 100) }))
-  const client = createClient({ baseUrl: server.url, accessToken: 't' })
   const controller = new AbortController()
+  // Aborted once the wait has begun: onWait is told just before the client sleeps, the abort comes a turn later.
+  const client = createClient({ baseUrl: server.url, accessToken: 't', pace: { onWait: () => { queueMicrotask(() => controller.abort()) } } })
   const started = Date.now()
   const pages: number[] = []
   const walking = (async () => {
     for await (const page of client.orders.pages({ limit: 10 }, { signal: controller.signal })) {
       pages.push(page.pageInfo.page)
-      setTimeout(() => controller.abort(), 50)
     }
   })()
   await t.rejects(walking, AbortError)

@@ -6,11 +6,12 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { createClient, MemoryCheckpointStore, type FullOrder, type StatusChange } from '@order-exchange/client'
-import { liveOrders, serve, type Served } from './helpers.js'
+import { liveOrders, serve, type Served } from '../helpers/client.js'
+import { eventually } from '../helpers/eventually.js'
 
 /*
- * client.orders.poll (spec 4.1 rule 8) against the real service: each change handed out exactly once,
- * across polls, restarts of the polling process, deletions and updates during a walk.
+ * client.orders.poll (client rule 8 of docs/api/orders.md) against the real service: each change handed out
+ * exactly once, across polls, restarts of the polling process, deletions and updates during a walk.
  */
 
 const POLLER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'poller.mjs')
@@ -119,7 +120,8 @@ t.test('a poller killed mid-walk (SIGKILL) and started again misses nothing; at 
   const args = [POLLER, served.baseUrl, served.accessToken, path.join(dir, 'checkpoint.json'), out, '0', '3', '20']
   const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '' }, stdio: 'ignore' })
   const exited = new Promise((resolve) => child.on('exit', resolve))
-  while (lines(out).length < 70) await new Promise((resolve) => setTimeout(resolve, 5))
+  t.teardown(() => { child.kill('SIGKILL') })
+  await eventually(t, () => `seventy changes written (${lines(out).length})`, () => lines(out).length >= 70, { intervalMs: 5 })
   child.kill('SIGKILL')
   await exited
   const killed = lines(out)

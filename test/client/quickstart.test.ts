@@ -5,19 +5,18 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { serve } from './helpers.js'
+import { serve } from '../helpers/client.js'
 
-/* The README's "For integrators" example is packages/client/examples/quickstart.mjs, word for word, and it runs. */
+/* The example of docs/api/client.md is packages/client/examples/quickstart.mjs, word for word, and it runs. */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const EXAMPLE = path.join(ROOT, 'packages/client/examples/quickstart.mjs')
 const exec = promisify(execFile)
 
-t.test('the README shows the example as it is in the repository', async (t) => {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
-  const section = readme.slice(readme.indexOf('## For integrators'))
-  const block = /```js\n([\s\S]*?)```/.exec(section)
-  t.ok(block, 'a js block in the section')
+t.test('the client page shows the example as it is in the repository', async (t) => {
+  const page = readFileSync(path.join(ROOT, 'docs/api/client.md'), 'utf8')
+  const block = /```js\n([\s\S]*?)```/.exec(page)
+  t.ok(block, 'a js block on the page')
   t.equal(block?.[1], readFileSync(EXAMPLE, 'utf8'))
   t.ok(readFileSync(EXAMPLE, 'utf8').split('\n').length <= 30, 'at most ~30 lines')
 })

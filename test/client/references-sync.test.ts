@@ -7,7 +7,7 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { checkReferenceRow, createClient, unmappedRows, type ReferenceRow } from '@order-exchange/client'
 import { checkReferenceRow as serviceCheck } from '../../src/references/reference-row.js'
-import { faultProxy, serve, type Served } from './helpers.js'
+import { faultProxy, serve, type Served } from '../helpers/client.js'
 
 /*
  * client.references.sync and the CLI's `references sync` / `references unmapped` against the real service:

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createClient } from '@order-exchange/client'
-import { serve } from './helpers.js'
+import { serve } from '../helpers/client.js'
 
 /* client.references against the real service: both lists walked page by page, and what is not mapped yet. */
 

@@ -9,11 +9,12 @@ import {
   UnauthorizedError,
   type StatusChange
 } from '@order-exchange/client'
-import { faultProxy, serve, type ProxyAction, type Served } from './helpers.js'
+import { faultProxy, serve, type ProxyAction, type Served } from '../helpers/client.js'
+import { eventually } from '../helpers/eventually.js'
 
 /*
  * Retries through a real proxy that fails the way networks and gateways fail. Every operation of the
- * service is idempotent (decisions.md), so sending a request again is safe; these tests show it is also
+ * service is idempotent (docs/api/idempotency.md), so sending a request again is safe; these tests show it is also
  * what the client does, and that what cannot succeed ends as a typed error.
  */
 
@@ -114,8 +115,18 @@ t.test('what cannot succeed ends as a typed error: retries spent, 401 and 400 at
   const slow = await faultProxy(t, served.baseUrl, () => ({ status: 503, headers: { 'retry-after': '30' } }))
   const controller = new AbortController()
   const started = Date.now()
-  setTimeout(() => controller.abort(), 200)
-  const aborted = await t.rejects(createClient({ baseUrl: slow.url, apiKey: served.apiKey }).orders.updateStatuses([{ orderId: 1, status: 'ORDER_ACCEPTED' }], { signal: controller.signal }))
+  // The 503 read whole before the client has it: once it is, nothing is left but the wait to retry.
+  let answered = 0
+  const readWhole: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init)
+    const body = await res.text()
+    answered++
+    return new Response(body, { status: res.status, headers: res.headers })
+  }
+  const waiting = t.rejects(createClient({ baseUrl: slow.url, apiKey: served.apiKey, fetch: readWhole }).orders.updateStatuses([{ orderId: 1, status: 'ORDER_ACCEPTED' }], { signal: controller.signal }))
+  await eventually(t, 'the 503 answered', () => answered === 1)
+  controller.abort()
+  const aborted = await waiting
   t.ok(aborted instanceof AbortError, 'aborted while waiting to retry')
   t.ok(Date.now() - started < 5000, 'at once, not after the 30 s Retry-After')
 })

@@ -1,9 +1,12 @@
 import t from 'tap'
 import { checkRow, createClient, rowProblem, type SyncRow } from '@order-exchange/client'
 import { checkOutstandingShipmentRow } from '../../src/shipments/sync-row.js'
-import { serve } from './helpers.js'
+import { serve } from '../helpers/client.js'
 
-/* client.shipments.sync against the real service: rule 4 checked before sending, chunks, merged counts. */
+/*
+ * client.shipments.sync against the real service: each row checked before sending (docs/api/shipments.md),
+ * chunks, merged counts.
+ */
 
 t.test('a 250,000-row sync goes out in chunks; its counts add up and match what is stored', async (t) => {
   const served = await serve(t, { orders: 0 })
@@ -50,7 +53,7 @@ t.test('a 250,000-row sync goes out in chunks; its counts add up and match what 
   t.equal(again.inserted + again.updated, 0)
 })
 
-t.test('rule 4 before sending: what is checked, and an input with nothing valid sends nothing', async (t) => {
+t.test('the checks before sending: what is checked, and an input with nothing valid sends nothing', async (t) => {
   t.equal(rowProblem({ retailerSyncId: 'R', offerSyncId: 'O', outstandingQuantity: '10.500' }), null)
   t.equal(rowProblem({ retailerSyncId: 'R', shopSyncId: null, offerSyncId: 'O', outstandingQuantity: 0 }), null)
   t.equal(rowProblem([]), 'Row must be a JSON object with retailerSyncId, offerSyncId and outstandingQuantity')

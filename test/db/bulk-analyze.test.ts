@@ -1,6 +1,6 @@
 import t from 'tap'
 import { testDatabase, type TestDatabase } from '../helpers/build.js'
-import { waitFor } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { seedDemo } from '../helpers/fixtures.js'
 import { sql } from 'drizzle-orm'
 import { BULK_LOAD_ROWS } from '../../src/db/analyze.js'
@@ -25,7 +25,7 @@ t.test('the seed analyzes the tables it filled', async (t) => {
   const database = await testDatabase(t)
   t.same(await analyzed(database, SEEDED), [], 'a new database: nothing analyzed yet')
   await seedDemo(database, 200)
-  await waitFor(t, 'every seeded table analyzed', async () => (await analyzed(database, SEEDED)).length === SEEDED.length)
+  await eventually(t, 'every seeded table analyzed', async () => (await analyzed(database, SEEDED)).length === SEEDED.length)
   t.same(await analyzed(database, SEEDED), SEEDED)
   const [orders] = await database.sql`select reltuples::int as n from pg_class where relname = 'orders'`
   t.equal(orders.n, 200, 'the planner knows how many orders there are')
@@ -44,7 +44,7 @@ t.test(`a platform batch that writes ${BULK_LOAD_ROWS} rows or more analyzes the
   // A batch's ANALYZE has finished when the batch returns: nothing to wait for.
   t.same(await analyzed(database, ['retailers']), [], `${BULK_LOAD_ROWS - 1} rows: no ANALYZE`)
   await batch(BULK_LOAD_ROWS, BULK_LOAD_ROWS)
-  await waitFor(t, 'retailers analyzed', async () => (await analyzed(database, ['retailers'])).length === 1)
+  await eventually(t, 'retailers analyzed', async () => (await analyzed(database, ['retailers'])).length === 1)
   const [retailers] = await database.sql`select reltuples::int as n from pg_class where relname = 'retailers'`
   t.equal(retailers.n, 2 * BULK_LOAD_ROWS - 1)
 })

@@ -89,10 +89,13 @@ t.test('without a replica every read is on the primary and readiness says nothin
 t.test('a replica that was never polled is not read from', async (t) => {
   const primary = await testDatabase(t)
   const replica = await testDatabase(t)
-  const reads = new ReadRouter(primary, replica, { maxLagMs: 1_000, pollMs: 100 })
+  let now = Date.now()
+  const reads = new ReadRouter(primary, replica, { maxLagMs: 1_000, pollMs: 100, now: () => now })
   t.equal(reads.target(), 'primary', 'lag unknown until the first poll')
   await reads.poll()
   t.equal(reads.target(), 'replica')
-  await new Promise((resolve) => setTimeout(resolve, 250))
+  now += 200
+  t.equal(reads.target(), 'replica', 'two intervals since the poll: still known')
+  now += 50
   t.equal(reads.target(), 'primary', 'no poll for two intervals: the lag is not known any more')
 })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { build, rawClient } from '../helpers/build.js'
 import { holdInTransaction } from '../helpers/held-transaction.js'
 import { credential, seedDemo } from '../helpers/fixtures.js'
-import { accept, createShop, orderStatus, post } from '../status-update/helpers.js'
+import { accept, createShop, orderStatus, post } from '../helpers/status-update.js'
 
 /*
  * The session timeouts of every pool (DB_STATEMENT_TIMEOUT_MS, DB_LOCK_TIMEOUT_MS,

@@ -6,7 +6,8 @@ import { spawnWorker } from '../helpers/worker-process.js'
 import { SecretBox } from '../../src/webhooks/secret-box.js'
 import { newEndpointSecret } from '../../src/outbound/standard-signature.js'
 import type { Delivered } from '../helpers/webhooks.js'
-import { allRecorded, until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+import { allRecorded, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+import { eventually } from '../helpers/eventually.js'
 
 /*
  * Delivery when the receiver misbehaves and the worker dies: every event still arrives at least once with
@@ -94,7 +95,7 @@ t.test('500s, 429 and 503 with Retry-After, timeouts, dropped connections: all d
   await fourEventsEach(m, 3001, 24)
   const feed = (await m.follow(await m.token(1))).events
   t.equal(feed.length, 96)
-  await until(t, 'every event delivered', () => new Set(receiver.delivered.map((d) => d.id)).size === feed.length, 60_000)
+  await eventually(t, () => `every event delivered (${new Set(receiver.delivered.map((d) => d.id)).size} of ${feed.length})`, () => new Set(receiver.delivered.map((d) => d.id)).size === feed.length, { timeoutMs: 60_000 })
   await allRecorded(t, m)
   t.same(receiver.unverified, [])
   t.same(overtaken(receiver.delivered), [], 'no event of an order before the ones before it')
@@ -147,7 +148,7 @@ t.test('410 disables the endpoint and a webhook.endpoint_disabled event goes to 
   secret = alive.json.data.secret
   await m.deliverer({ retryWait: fast })
   await m.place([{ orderId: 4001, seller: 1 }])
-  await until(t, 'the disabled event at the other endpoint', () => other.delivered.some((d) => d.type === 'webhook.endpoint_disabled'))
+  await eventually(t, 'the disabled event at the other endpoint', () => other.delivered.some((d) => d.type === 'webhook.endpoint_disabled'))
   const list = await m.webhooks(1, 'GET')
   const endpoint = list.json.data.endpoints.find((e: any) => e.id === dead.json.data.id)
   t.match(endpoint, { status: 'DISABLED', disabledReason: 'the endpoint answered 410 Gone' })
@@ -162,7 +163,7 @@ t.test('410 disables the endpoint and a webhook.endpoint_disabled event goes to 
   }
   // Nothing more goes to it, and enabling it again resumes.
   await m.place([{ orderId: 4002, seller: 1 }])
-  await until(t, 'the next order at the other endpoint', () => other.delivered.some((d) => d.orderId === '4002'))
+  await eventually(t, 'the next order at the other endpoint', () => other.delivered.some((d) => d.orderId === '4002'))
   t.equal(gone.received.length, 1, 'one attempt, then disabled')
 })
 
@@ -180,7 +181,7 @@ t.test('a redirect is a failure and is never followed', async (t: Test) => {
   const id = created.json.data.id
   await m.deliverer({ retryWait: (attempt) => attempt >= 2 ? null : 50 })
   await m.place([{ orderId: 4101, seller: 1 }])
-  await until(t, 'two attempts given up', async () =>
+  await eventually(t, 'two attempts given up', async () =>
     (await m.database.sql`select 1 from deliveries where subscription_id = ${id} and status = 'FAILED'`).length === 1)
   const attempts = await m.database.sql`select http_status, error from delivery_attempts where subscription_id = ${id} order by id`
   t.same(attempts, [1, 2].map(() => ({ http_status: 302, error: 'redirect (302) not followed' })))
@@ -196,11 +197,11 @@ t.test('five days of failures disable the endpoint; a success before clears the 
   const retryWait = (attempt: number): number | null => attempt >= 2 ? null : 50
   const first = await m.deliverer({ retryWait })
   await m.place([{ orderId: 4201, seller: 1 }])
-  await until(t, 'failing since', async () =>
+  await eventually(t, 'failing since', async () =>
     (await m.database.sql`select 1 from subscriptions where id = ${id} and failing_since is not null`).length === 1)
   answer = 200
   await m.place([{ orderId: 4202, seller: 1 }])
-  await until(t, 'cleared by a success', async () =>
+  await eventually(t, 'cleared by a success', async () =>
     (await m.database.sql`select 1 from subscriptions where id = ${id} and failing_since is null`).length === 1)
   // Either 4201's retry or 4202 can be what cleared it: the other, still in flight when the clock is turned back,
   // would succeed after that and clear it again (seen in CI under load). Stopping the deliverer lets what is in
@@ -210,7 +211,7 @@ t.test('five days of failures disable the endpoint; a success before clears the 
   await m.database.sql`update subscriptions set failing_since = now() - interval '5 days 1 minute' where id = ${id}`
   await m.deliverer({ retryWait })
   await m.place([{ orderId: 4203, seller: 1 }])
-  await until(t, 'disabled', async () =>
+  await eventually(t, 'disabled', async () =>
     (await m.database.sql`select 1 from subscriptions where id = ${id} and status = 'DISABLED'`).length === 1)
   const [row] = await m.database.sql`select disabled_reason from subscriptions where id = ${id}`
   t.equal(row.disabled_reason, 'every attempt failed for 5 days')
@@ -230,7 +231,7 @@ t.test('DNS rebinding: a host that resolves to loopback at delivery time is refu
   }) as any
   await m.deliverer({ allowPrivateNetworks: false, lookup, retryWait: () => null })
   await m.place([{ orderId: 4301, seller: 1 }])
-  await until(t, 'the attempt', async () =>
+  await eventually(t, 'the attempt', async () =>
     (await m.database.sql`select 1 from delivery_attempts where subscription_id = ${id}`).length === 1)
   const [attempt] = await m.database.sql`select succeeded, http_status, error from delivery_attempts where subscription_id = ${id}`
   t.match(attempt, { succeeded: false, http_status: null, error: /127\.0\.0\.1.*not allowed/ })
@@ -247,13 +248,13 @@ t.test('the worker SIGKILLed mid-delivery: the deliveries in flight are sent aga
   const env = { DATABASE_URL: m.database.url, SEED_DEMO: 'false', WEBHOOK_DELIVERY_TIMEOUT_MS: '1000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }
   const first = await spawnWorker(t, env)
   await fourEventsEach(m, 4401, 6)
-  await until(t, 'first attempts in flight', () => receiver.received.length >= 6)
+  await eventually(t, 'first attempts in flight', () => receiver.received.length >= 6)
   first.child.kill('SIGKILL')
   await first.exited
   hang = false
   await spawnWorker(t, env)
   // The lease (timeout + 10 s) runs out, then everything goes.
-  await until(t, 'all 24 events delivered', () => new Set(receiver.delivered.map((d) => d.id)).size === 24, 60_000)
+  await eventually(t, () => `all 24 events delivered (${new Set(receiver.delivered.map((d) => d.id)).size} so far)`, () => new Set(receiver.delivered.map((d) => d.id)).size === 24, { timeoutMs: 60_000 })
   t.same(receiver.unverified, [])
   t.same(overtaken(receiver.delivered), [])
   const firstIds = new Set(receiver.received.slice(0, 6).map((r) => String(r.headers['webhook-id'])))
@@ -288,7 +289,7 @@ t.test('delivering to every forbidden range is refused before connecting, by nam
   await m.deliverer({ allowPrivateNetworks: false, lookup, retryWait: () => null, timeoutMs: 1000 })
   await m.place([{ orderId: 4501, seller: 1 }])
   const endpoints = address.size + forbidden.filter((a) => !a.includes(':')).length
-  await until(t, 'one attempt per endpoint', async () => {
+  await eventually(t, 'one attempt per endpoint', async () => {
     const n = (await m.database.sql`select 1 from delivery_attempts a join subscriptions w on w.id = a.subscription_id
       where w.kind = 'seller-webhook'`).length
     return n === endpoints
@@ -315,7 +316,7 @@ t.test('a secret that cannot be opened (WEBHOOK_SECRETS_KEY changed) is a failed
     const id = created.json.data.id
     await m.deliverer({ retryWait: (attempt) => attempt >= 2 ? null : 50 })
     await m.place([{ orderId: 4601, seller: 1 }])
-    await until(t, 'given up', async () =>
+    await eventually(t, 'given up', async () =>
       (await m.database.sql`select 1 from deliveries where subscription_id = ${id} and status = 'FAILED'`).length === 1)
     const attempts = await m.database.sql`select attempt, succeeded, error from delivery_attempts
       where subscription_id = ${id} order by id`
@@ -335,9 +336,9 @@ t.test('a deliverer stopping aborts what is in flight (a failed attempt, retried
     await m.database.sql`update subscriptions set status = 'DISABLED' where kind <> 'seller-webhook'`
     const deliverer = await m.deliverer({ concurrency: 1, timeoutMs: 10_000 })
     await m.place([{ orderId: 4701, seller: 1 }, { orderId: 4702, seller: 1 }])
-    await until(t, 'one attempt in flight', () => receiver.received.length === 1)
+    await eventually(t, 'one attempt in flight', () => receiver.received.length === 1)
     // Both leased: the one in flight, and the other claimed ahead (an attempt counts only once written).
-    await until(t, 'the second claimed ahead', async () => (await m.database.sql`select 1 from deliveries
+    await eventually(t, 'the second claimed ahead', async () => (await m.database.sql`select 1 from deliveries
       where subscription_id = ${id} and attempts = 0 and leased_until > now()`).length === 2)
     await deliverer.stop(100)
     const rows = await m.database.sql<Array<{ attempts: number, due: boolean, leased: boolean, status: string }>>`

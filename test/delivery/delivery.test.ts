@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import type { Delivered } from '../helpers/webhooks.js'
-import { allRecorded, until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+import { allRecorded, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+import { eventually } from '../helpers/eventually.js'
 import { holdInTransaction } from '../helpers/held-transaction.js'
 import { pruneDeliveryLog } from '../../src/events/prune-events.js'
 import { dispatchEvents } from '../../src/delivery/dispatch.js'
@@ -59,8 +60,8 @@ t.test('every event is delivered, signed, as the feed shows it, per order in ord
   const token = await m.token(1)
   const feed = (await m.follow(token)).events
   t.equal(feed.length, 40 + 20 + 10 + 10)
-  await until(t, 'every event at the catch-all endpoint', () => all.delivered.length >= feed.length)
-  await until(t, 'the accepted at the filtered endpoint', () => accepted.delivered.length >= 20)
+  await eventually(t, () => `every event at the catch-all endpoint (${all.delivered.length} of ${feed.length})`, () => all.delivered.length >= feed.length)
+  await eventually(t, () => `the accepted at the filtered endpoint (${accepted.delivered.length} of 20)`, () => accepted.delivered.length >= 20)
   t.same(all.unverified, [], 'every delivery verifies with the standardwebhooks package')
   t.same(accepted.unverified, [])
   t.same(outOfOrder(all.delivered), [], 'per order, in order')
@@ -123,7 +124,7 @@ t.test('every event is delivered, signed, as the feed shows it, per order in ord
   const before = all.delivered.length
   const replayed = await m.webhooks(1, 'POST', `/${created.json.data.id}/replay`, { eventIds: [placed.id] })
   t.equal(replayed.status, 200)
-  await until(t, 'the replayed placement', () => all.delivered.slice(before).some((d) => d.id === placed.id))
+  await eventually(t, 'the replayed placement', () => all.delivered.slice(before).some((d) => d.id === placed.id))
   const again = all.delivered.slice(before).find((d) => d.id === placed.id)!
   t.match(again.body, { type: 'order.placed', sequence: placed.sequence, data: { previousStatus: null, order: { orderId: '5039' } } })
   t.equal(again.body.data.order.orderStatus, 'ORDER_ACCEPTED', 'the order as it is now')
@@ -140,7 +141,7 @@ t.test('a test event, a secret rotation (both secrets sign), a replay', async (t
   await m.deliverer()
   const test = await m.webhooks(1, 'POST', `/${id}/test`)
   t.equal(test.status, 200)
-  await until(t, 'the test event', () => receiver.delivered.length === 1)
+  await eventually(t, 'the test event', () => receiver.delivered.length === 1)
   t.match(receiver.delivered[0], { type: 'webhook.test', id: test.json.data.eventId, orderId: null })
 
   const rotated = await m.webhooks(1, 'POST', `/${id}/rotate-secret`)
@@ -150,15 +151,15 @@ t.test('a test event, a secret rotation (both secrets sign), a replay', async (t
   // Each secret alone verifies the next delivery: the signature header carries one v1 entry for each.
   secrets = [second]
   await m.place([{ orderId: 7001, seller: 1 }])
-  await until(t, 'a delivery signed with the new secret', () => receiver.delivered.length === 2)
+  await eventually(t, 'a delivery signed with the new secret', () => receiver.delivered.length === 2)
   secrets = [first]
   await m.place([{ orderId: 7002, seller: 1 }])
-  await until(t, 'a delivery signed with the old secret too', () => receiver.delivered.length === 3)
+  await eventually(t, 'a delivery signed with the old secret too', () => receiver.delivered.length === 3)
   t.same(receiver.unverified, [])
 
   const replay = await m.webhooks(1, 'POST', `/${id}/replay`, { eventIds: [receiver.delivered[1].id] })
   t.same(replay.json.data, { queued: 1, through: String(receiver.delivered[1].sequence) })
-  await until(t, 'the replayed event', () => receiver.delivered.length === 4)
+  await eventually(t, 'the replayed event', () => receiver.delivered.length === 4)
   t.equal(receiver.delivered[3].id, receiver.delivered[1].id, 'the same webhook-id')
   const unknown = await m.webhooks(1, 'POST', `/${id}/replay`, { eventIds: ['evt_2_1'] })
   t.equal(unknown.status, 400)

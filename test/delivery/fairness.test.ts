@@ -6,7 +6,8 @@ import { IN_FLIGHT, claimDeliveries, releaseClaims } from '../../src/delivery/de
 import { dispatchEvents } from '../../src/delivery/dispatch.js'
 import { MAX_PENDING_DELIVERIES, WebhookCode } from '../../src/webhooks/texts.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { allRecorded, until, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+import { allRecorded, verifyingReceiver, webhookMarket } from '../helpers/webhooks.js'
+import { eventually } from '../helpers/eventually.js'
 
 /*
  * One seller's endpoint cannot hold up the others' (security finding 2): claims are fair across endpoints
@@ -44,11 +45,11 @@ t.test('an endpoint that never answers, 10,000 deliveries pending: another selle
   await fill(m, a, 1, aTest.json.data.sequence, MAX_PENDING_DELIVERIES - 1)
   // A timeout far past the wait below: B's ping must not need A's attempts to end.
   await m.deliverer({ concurrency: 16, timeoutMs: 120_000 })
-  await until(t, 'A\'s first attempts hanging', () => hanging.received.length >= IN_FLIGHT.seller)
+  await eventually(t, 'A\'s first attempts hanging', () => hanging.received.length >= IN_FLIGHT.seller)
 
   const ping = await m.webhooks(2, 'POST', `/${b.json.data.id}/test`)
   t.equal(ping.status, 200)
-  await until(t, 'B\'s ping delivered', () => other.delivered.some((d) => d.id === ping.json.data.eventId))
+  await eventually(t, 'B\'s ping delivered', () => other.delivered.some((d) => d.id === ping.json.data.eventId))
   t.same(other.unverified, [])
   const [aLogged] = await m.database.sql`select count(*)::int as n from delivery_attempts where subscription_id = ${a}`
   t.equal(aLogged.n, 0, 'A\'s attempts still hanging when B\'s ping arrived')
@@ -172,7 +173,7 @@ t.test('a claim never sent (a killed worker) costs no attempt: its lease ends, a
   // The worker dies: nothing is recorded, nothing released. Its lease ends.
   await m.database.sql`update deliveries set leased_until = now() - interval '1 second'`
   await m.deliverer()
-  await until(t, 'delivered', () => receiver.delivered.length === 1)
+  await eventually(t, 'delivered', () => receiver.delivered.length === 1)
   await allRecorded(t, m)
   const attempts = await m.database.sql`select s.kind, a.attempt, a.succeeded from delivery_attempts a
     join subscriptions s on s.id = a.subscription_id order by s.kind::text`
@@ -208,8 +209,8 @@ t.test('a rotation between claim and send: the attempt carries the new secret\'s
   }) as Db
   await m.deliverer({ db })
   await m.place([{ orderId: 9101, seller: 1 }])
-  await until(t, 'the attempt', () => receiver.received.length === 1)
-  await until(t, 'the rotation', () => secrets[0] !== created.json.data.secret)
+  await eventually(t, 'the attempt', () => receiver.received.length === 1)
+  await eventually(t, 'the rotation', () => secrets[0] !== created.json.data.secret)
   t.same(receiver.unverified, [], 'verified with the new secret alone')
   t.equal(receiver.delivered.length, 1)
   const header = String(receiver.received[0].headers['webhook-signature'])

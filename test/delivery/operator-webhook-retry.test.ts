@@ -5,8 +5,9 @@ import { seedDemo } from '../helpers/fixtures.js'
 import { startReceiver } from '../helpers/receiver.js'
 import {
   attemptsOf, captureLogger, deliveryOf, lastEventId, operatorEndpoint, ordersIn, recordOrderEvent, startDeliverer,
-  startTestWorker, waitFor
+  startTestWorker
 } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { RETRY_WAITS_MS } from '../../src/delivery/retry-schedule.js'
 
 const SECRET = 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz'
@@ -24,9 +25,9 @@ t.test('a receiver answering 500, 500, then 200 gets the event three times with 
   await recordOrderEvent(database, order, 'order.accepted')
   const id = (await lastEventId(database, order.sellerId))!
 
-  await waitFor(t, 'first failure recorded', async () => (await deliveryOf(database, 'operator-webhook', id))?.attempts === 1)
+  await eventually(t, 'first failure recorded', async () => (await deliveryOf(database, 'operator-webhook', id))?.attempts === 1)
   t.match(await deliveryOf(database, 'operator-webhook', id), { status: 'PENDING', attempts: 1, lastHttpStatus: 500, lastError: 'HTTP 500' })
-  await waitFor(t, 'delivered', async () => (await deliveryOf(database, 'operator-webhook', id))?.status === 'DELIVERED', 40_000)
+  await eventually(t, 'delivered', async () => (await deliveryOf(database, 'operator-webhook', id))?.status === 'DELIVERED', { timeoutMs: 40_000 })
 
   t.equal(receiver.received.length, 3)
   t.same(receiver.received.map((r) => r.headers['webhook-id']), [id, id, id], 'the same webhook-id each time')
@@ -55,7 +56,7 @@ t.test('the worker retries on the deliverer\'s schedule: the first retry about 5
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
   await recordOrderEvent(database, order, 'order.accepted')
   const id = (await lastEventId(database, order.sellerId))!
-  await waitFor(t, 'first failure recorded', async () => (await deliveryOf(database, 'operator-webhook', id))?.attempts === 1)
+  await eventually(t, 'first failure recorded', async () => (await deliveryOf(database, 'operator-webhook', id))?.attempts === 1)
   const [row] = await database.sql`select d.status::text as status,
       extract(epoch from d.next_attempt_at - a.attempted_at)::float8 * 1000 as wait
     from deliveries d join subscriptions s on s.id = d.subscription_id join delivery_attempts a on a.delivery_id = d.id

@@ -1,10 +1,11 @@
 import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { build, testDatabase } from '../helpers/build.js'
-import { createShop, post, accept } from '../status-update/helpers.js'
+import { createShop, post, accept } from '../helpers/status-update.js'
 import { seedDemo } from '../helpers/fixtures.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { deliveriesOf, deliveryOf, lastEventId, notificationsOf, ordersIn, recordOrderEvent, startTestWorker, waitFor } from '../helpers/effects.js'
+import { deliveriesOf, deliveryOf, lastEventId, notificationsOf, ordersIn, recordOrderEvent, startTestWorker } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { dispatchEvents } from '../../src/delivery/dispatch.js'
 import { standardWebhookHeaders } from '../../src/outbound/standard-signature.js'
 
@@ -49,15 +50,15 @@ t.test('an order event reaches the operator\'s endpoint once, signed, as the eve
   const database = await testDatabase(t)
   await seedDemo(database, 60)
   const receiver = await startReceiver(t)
-  await startTestWorker(t, database, { WEBHOOK_URL: `${receiver.url}/hooks/orders`, WEBHOOK_SECRET: SECRET })
+  const worker = await startTestWorker(t, database, { WEBHOOK_URL: `${receiver.url}/hooks/orders`, WEBHOOK_SECRET: SECRET })
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
   const [orderRow] = await database.sql`select order_number, order_total_final, store_id from orders where id = ${order.id}`
   await recordOrderEvent(database, order, 'order.rejected', 'Out of stock')
   const id = (await lastEventId(database, order.sellerId))!
   t.match(id, new RegExp(`^evt_${order.sellerId}_\\d+$`))
 
-  await waitFor(t, 'the delivery', () => receiver.received.length >= 1)
-  await waitFor(t, 'every delivery recorded', async () => (await deliveriesOf(database, { orderId: order.id })).every((d) => d.status === 'DELIVERED'))
+  await eventually(t, 'the delivery', () => receiver.received.length >= 1)
+  await eventually(t, 'every delivery recorded', async () => (await deliveriesOf(database, { orderId: order.id })).every((d) => d.status === 'DELIVERED'))
   const r = receiver.received[0]
   t.equal(r.method, 'POST')
   t.equal(r.url, '/hooks/orders')
@@ -90,7 +91,9 @@ t.test('an order event reaches the operator\'s endpoint once, signed, as the eve
 
   // Dispatching again (another deliverer waking, a sweep) queues nothing twice.
   t.match(await dispatchEvents(database.db), { queued: 0 })
-  await new Promise((resolve) => setTimeout(resolve, 600))
+  // Drained: nothing left to deliver, and the worker stopped (no attempt still on its way to the receiver).
+  await eventually(t, 'nothing left to deliver', async () => (await deliveriesOf(database)).every((d) => d.status !== 'PENDING'))
+  await worker.stop()
   t.equal(receiver.received.length, 1, 'no second delivery of a recorded event')
   t.equal((await deliveriesOf(database, { orderId: order.id })).length, 4, 'four deliveries: the operator\'s and three notifications')
 })
@@ -99,12 +102,12 @@ t.test('an accept through the status update endpoint reaches the operator\'s end
   const { app, database } = await build(t)
   const shop = await createShop(database, { pointsBalance: '500.00' })
   const receiver = await startReceiver(t)
-  await startTestWorker(t, database, { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET })
+  const worker = await startTestWorker(t, database, { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET })
   const orderId = await shop.order({ paymentMode: 'PREPAID' })
   const res = await post(app, await shop.apiKey(), { order_status: [accept(orderId)] })
   t.equal(res.statusCode, 200)
   t.equal(res.body.data.successful, 1)
-  await waitFor(t, 'one delivery', () => receiver.received.length >= 1)
+  await eventually(t, 'one delivery', () => receiver.received.length >= 1)
   const id = (await lastEventId(database, shop.sellerId))!
   const [r] = receiver.received
   t.doesNotThrow(() => new Webhook(SECRET).verify(r.rawBody, r.headers as Record<string, string>), 'Standard Webhooks verifies')
@@ -116,8 +119,11 @@ t.test('an accept through the status update endpoint reaches the operator\'s end
   // The same accept again (a retried request): unchanged, no event, nothing sent.
   const again = await post(app, await shop.apiKey(), { order_status: [accept(orderId)] })
   t.equal(again.statusCode, 200)
-  await waitFor(t, 'the notifications delivered', async () => (await notificationsOf(database, orderId)).filter((n) => n.status === 'DELIVERED').length === 3)
-  await new Promise((resolve) => setTimeout(resolve, 600))
+  await eventually(t, 'the notifications delivered', async () => (await notificationsOf(database, orderId)).filter((n) => n.status === 'DELIVERED').length === 3)
+  // Drained: whatever the log holds dispatched and delivered (a second event would be, before this holds), and
+  // the worker stopped (no attempt still on its way to the receiver).
+  await eventually(t, 'nothing left to deliver', async () => (await deliveriesOf(database)).every((d) => d.status !== 'PENDING'))
+  await worker.stop()
   t.equal(receiver.received.length, 1, 'one event, one delivery')
   t.same((await notificationsOf(database, orderId)).map((n) => n.eventId), [id, id, id])
 })

@@ -1,8 +1,9 @@
 import t from 'tap'
 import { build, testDatabase } from '../helpers/build.js'
 import { seedDemo } from '../helpers/fixtures.js'
-import { createShop, post, accept, ok, queuedJobs } from '../status-update/helpers.js'
-import { captureLogger, notificationsOf, startTestWorker, waitFor } from '../helpers/effects.js'
+import { createShop, post, accept, ok, queuedJobs } from '../helpers/status-update.js'
+import { captureLogger, notificationsOf, startTestWorker } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { scheduleAutoRejections } from '../../src/effects/enqueue.js'
 import { AUTO_REJECT_KEY_PREFIX, autoRejectJobKey, TASKS } from '../../src/effects/jobs.js'
 import { addJob } from '../helpers/jobs.js'
@@ -34,17 +35,17 @@ t.test('an order still placed when its time is up is rejected with every reject 
   const [{ status: before }] = await database.sql`select status from orders where id = ${orderId}`
   t.equal(before, 'ORDER_PLACED', 'not before its time')
 
-  await waitFor(t, 'rejected', async () => (await database.sql`select status from orders where id = ${orderId}`)[0].status === 'ORDER_REJECTED_BY_SELLER')
+  await eventually(t, 'rejected', async () => (await database.sql`select status from orders where id = ${orderId}`)[0].status === 'ORDER_REJECTED_BY_SELLER')
   const [history] = await database.sql`select from_status, to_status, reason, credential_id, source, changed_at::text, (select created_at::text from orders where id = ${orderId}) as created_at
     from order_status_history where order_id = ${orderId}`
   t.match(history, { from_status: 'ORDER_PLACED', to_status: 'ORDER_REJECTED_BY_SELLER', reason: AUTO_REJECT_REASON, credential_id: null, source: 'auto-reject' })
   t.ok(new Date(history.changed_at).getTime() - new Date(history.created_at).getTime() >= 1500, 'fired at its time, not earlier')
 
-  await waitFor(t, 'refund processed', async () => (await database.sql`select status from refunds where order_id = ${orderId}`)[0]?.status === 'MANUAL')
+  await eventually(t, 'refund processed', async () => (await database.sql`select status from refunds where order_id = ${orderId}`)[0]?.status === 'MANUAL')
   t.match((await database.sql`select amount, status, gateway from refunds where order_id = ${orderId}`)[0], { amount: '190.00', status: 'MANUAL', gateway: 'manual' })
   const [deal] = await database.sql`select grabbed_quantity from daily_deals where id = ${shop.dealId}`
   t.equal(Number(deal.grabbed_quantity), 0, 'the deal quantity is given back')
-  await waitFor(t, 'notifications delivered', async () => (await notificationsOf(database, orderId)).filter((n) => n.status === 'DELIVERED').length === 3)
+  await eventually(t, 'notifications delivered', async () => (await notificationsOf(database, orderId)).filter((n) => n.status === 'DELIVERED').length === 3)
   const [event] = await database.sql`select 'evt_' || seller_id || '_' || sequence as id, type::text as type, reason from seller_events where order_id = ${orderId}`
   t.match(event, { type: 'order.rejected', reason: AUTO_REJECT_REASON }, 'one event, with the reason')
   t.same((await notificationsOf(database, orderId)).map((n) => n.eventId), [event.id, event.id, event.id], 'its notifications')
@@ -52,7 +53,7 @@ t.test('an order still placed when its time is up is rejected with every reject 
   t.same(told.map((l) => l.channel).sort(), ['customer', 'messaging', 'seller'])
   t.ok(told.every((l) => l.msg.endsWith(`was rejected: ${AUTO_REJECT_REASON}`)), 'with the reason')
   t.ok(lines.some((l) => l.msg === 'order auto-rejected: not accepted in time' && l.orderId === orderId))
-  await waitFor(t, 'job done', async () => (await jobKeys(database)).length === 0)
+  await eventually(t, 'job done', async () => (await jobKeys(database)).length === 0)
 
   // Accepting in time removes the job (status update); nothing fires later. No worker until the accept is in:
   // a running one rejects the order first whenever making it and accepting it take longer than the 1 s (load).
@@ -62,7 +63,9 @@ t.test('an order still placed when its time is up is rejected with every reject 
   t.same(await post(app, await shop.apiKey(), { order_status: [accept(second)] }), { statusCode: 200, body: ok(1) })
   t.same(await jobKeys(database), [], 'the accept removed the job')
   await startTestWorker(t, database, {}, logger)
-  await new Promise((resolve) => setTimeout(resolve, 1500))
+  // Drained: no auto-rejection left queued or running (had the accept left the job, the worker runs it at its
+  // time and only then is the queue empty).
+  await eventually(t, 'no auto-rejection queued', async () => (await jobKeys(database)).length === 0)
   t.equal((await database.sql`select status from orders where id = ${second}`)[0].status, 'ORDER_ACCEPTED')
 })
 
@@ -76,7 +79,7 @@ t.test('a job that finds its order already moved does nothing', async (t) => {
   // As if the removal had been missed (or the job was added by hand): the job must still leave the order alone.
   await addJob(database.db, TASKS.autoReject, { orderId: accepted }, { jobKey: autoRejectJobKey(accepted) })
   await addJob(database.db, TASKS.autoReject, { orderId: missing }, { jobKey: autoRejectJobKey(missing) })
-  await waitFor(t, 'jobs done', async () => (await jobKeys(database)).length === 0)
+  await eventually(t, 'jobs done', async () => (await jobKeys(database)).length === 0)
   t.equal((await database.sql`select status from orders where id = ${accepted}`)[0].status, 'ORDER_ACCEPTED')
   const [counts] = await database.sql`select (select count(*)::int from order_status_history) as history, (select count(*)::int from refunds) as refunds,
     (select count(*)::int from seller_events) as events`

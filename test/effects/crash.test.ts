@@ -1,9 +1,10 @@
 import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { build } from '../helpers/build.js'
-import { createShop, post, reject } from '../status-update/helpers.js'
+import { createShop, post, reject } from '../helpers/status-update.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { captureLogger, deliveriesOf, deliveryOf, lastEventId, ordersIn, recordOrderEvent, startTestWorker, waitFor } from '../helpers/effects.js'
+import { captureLogger, deliveriesOf, deliveryOf, lastEventId, ordersIn, recordOrderEvent, startTestWorker } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { TASKS } from '../../src/effects/jobs.js'
 import { addJob } from '../helpers/jobs.js'
 import { DEAD_POOL_CONFIRM_MS, LIVENESS_LOCK_CLASS, WorkerLiveness, releaseJobsOfDeadWorkers } from '../../src/effects/crash-recovery.js'
@@ -53,7 +54,7 @@ t.test('the worker SIGKILLed mid-delivery: after a restart every delivery is mad
   t.equal(events[0].n, 10, 'ten events')
 
   // Ten to the operator's endpoint, ten to each WhatsApp channel; the seller's channel (the log) is done at once.
-  await waitFor(t, 'thirty attempts in flight', () => receiver.received.length >= 30)
+  await eventually(t, 'thirty attempts in flight', () => receiver.received.length >= 30)
   first.child.kill('SIGKILL')
   t.same(await first.exited, { code: null, signal: 'SIGKILL' })
   const killed = await deliveriesOf(database)
@@ -65,7 +66,7 @@ t.test('the worker SIGKILLed mid-delivery: after a restart every delivery is mad
 
   answering = true
   const second = await spawnWorker(t, env)
-  await waitFor(t, 'all delivered', async () => (await deliveriesOf(database)).every((d) => d.status === 'DELIVERED'), 60_000)
+  await eventually(t, 'all delivered', async () => (await deliveriesOf(database)).every((d) => d.status === 'DELIVERED'), { timeoutMs: 60_000 })
   const answered = receiver.received.slice(30)
   const expected = inFlight.map((d) => `${d.kind === 'operator-webhook' ? 'operator-webhook' : 'whatsapp'} ${d.eventId}`)
   t.equal(answered.length, 30, 'thirty requests after the restart')
@@ -91,16 +92,16 @@ t.test('two workers at once make each delivery once', async (t) => {
   const receiver = await startReceiver(t)
   const env = { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET }
   const a = captureLogger(); const b = captureLogger()
-  await startTestWorker(t, database, env, a.logger)
-  await startTestWorker(t, database, env, b.logger)
+  const workers = [await startTestWorker(t, database, env, a.logger), await startTestWorker(t, database, env, b.logger)]
   const orders = await ordersIn(database, 'ORDER_PLACED', 90)
   t.equal(orders.length, 90)
   for (const order of orders) await recordOrderEvent(database, order, 'order.accepted')
-  await waitFor(t, 'all delivered', async () => {
+  await eventually(t, 'all delivered', async () => {
     const rows = await deliveriesOf(database)
     return rows.length === 360 && rows.every((d) => d.status === 'DELIVERED')
-  }, 60_000)
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  }, { timeoutMs: 60_000 })
+  // Drained before counting: both stopped, so no attempt is still on its way to the receiver.
+  await Promise.all(workers.map((w) => w.stop()))
   const ids = receiver.received.map((r) => r.headers['webhook-id'])
   t.equal(ids.length, 90, 'one POST per event to the operator\'s endpoint')
   t.equal(new Set(ids).size, 90, 'no event twice')
@@ -144,7 +145,7 @@ t.test('crash recovery takes only the jobs of pools whose liveness lock is gone'
     await addJob(database.db, TASKS.autoReject, { orderId: o.id }, { runAt: IN_AN_HOUR(), jobKey: pool })
     await database.sql`update graphile_worker._private_jobs set locked_by = ${pool}, locked_at = now() - interval '1 minute' where key = ${pool}`
   }
-  await waitFor(t, 'the live pool\'s lock', async () => (await database.sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${LIVENESS_LOCK_CLASS}::int8::oid and granted
+  await eventually(t, 'the live pool\'s lock', async () => (await database.sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${LIVENESS_LOCK_CLASS}::int8::oid and granted
     and database = (select oid from pg_database where datname = current_database())`)[0].n === 1)
   const released = await releaseJobsOfDeadWorkers(database.db, 0)
   t.same(released, ['pool-dead0000'], "the dead pool's job is released, the live one's is not, even with no grace")
@@ -162,7 +163,7 @@ t.test('stopping does not wait out a hanging receiver: the attempt is abandoned 
   const [order] = await ordersIn(database, 'ORDER_PLACED', 1)
   await recordOrderEvent(database, order, 'order.accepted')
   const id = (await lastEventId(database, order.sellerId))!
-  await waitFor(t, 'an attempt in flight', () => receiver.received.length === 1)
+  await eventually(t, 'an attempt in flight', () => receiver.received.length === 1)
   const stopping = Date.now()
   await worker.stop()
   t.ok(Date.now() - stopping < 10_000, `stopped in ${Date.now() - stopping} ms`)
@@ -170,7 +171,7 @@ t.test('stopping does not wait out a hanging receiver: the attempt is abandoned 
   answering = true
   await database.sql`update deliveries set next_attempt_at = now() where status = 'PENDING'`
   await startTestWorker(t, database, env)
-  await waitFor(t, 'delivered by the next worker', async () => (await deliveryOf(database, 'operator-webhook', id))?.status === 'DELIVERED')
+  await eventually(t, 'delivered by the next worker', async () => (await deliveryOf(database, 'operator-webhook', id))?.status === 'DELIVERED')
   t.match(await deliveryOf(database, 'operator-webhook', id), { attempts: 2 })
   t.same(receiver.received.map((r) => r.headers['webhook-id']), [id, id])
 })
@@ -185,19 +186,24 @@ t.test('a pool is taken for dead only after its lock has been missing for a whil
     await database.sql`update graphile_worker._private_jobs set locked_by = ${pool}, locked_at = now() - interval '1 minute' where key = ${pool}`
   }
   const { logger, lines } = captureLogger('info')
-  const liveness = new WorkerLiveness(database.url, logger, 100)
+  // The confirmation period runs on this clock: each sweep reads it once, so its reads count the sweeps.
+  let now = Date.now()
+  let sweeps = 0
+  const liveness = new WorkerLiveness(database.url, logger, 100, () => { sweeps++; return now })
   await liveness.open()
   liveness.hold('pool-sweeper')
   liveness.start()
   t.teardown(() => liveness.close())
   const lockedBy = async (key: string) => (await database.sql`select locked_by from graphile_worker._private_jobs where key = ${key}`)[0].locked_by
-  await new Promise((resolve) => setTimeout(resolve, 1000))
+  await eventually(t, 'ten sweeps', () => sweeps >= 11)
   t.equal(await lockedBy('pool-gone'), 'pool-gone', 'ten sweeps later a missing lock is still only a suspicion')
   // pool-back's session returns (as a worker re-takes its lock after a network blip or a restart).
   const back = openClient(database.url, { max: 1 })
   t.teardown(() => back.end())
   await back`select pg_advisory_lock(${LIVENESS_LOCK_CLASS}::int4, hashtext('pool-back'))`
-  await waitFor(t, 'the dead pool released', async () => (await lockedBy('pool-gone')) === null, DEAD_POOL_CONFIRM_MS + 5000)
+  // The period passes: every sweep from now on sees pool-back's lock, and pool-gone missing for long enough.
+  now += DEAD_POOL_CONFIRM_MS
+  await eventually(t, 'the dead pool released', async () => (await lockedBy('pool-gone')) === null, { timeoutMs: DEAD_POOL_CONFIRM_MS + 5000 })
   t.equal(await lockedBy('pool-back'), 'pool-back', 'the pool that came back keeps its job')
   t.ok(lines.some((l) => l.msg === 'released jobs of workers that died mid-job; they will run again' && JSON.stringify(l.pools) === '["pool-gone"]'))
 })

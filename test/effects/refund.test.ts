@@ -1,8 +1,9 @@
 import t from 'tap'
 import type { JobHelpers } from 'graphile-worker'
 import { build } from '../helpers/build.js'
-import { createShop, post, reject } from '../status-update/helpers.js'
-import { captureLogger, startTestWorker, waitFor } from '../helpers/effects.js'
+import { createShop, post, reject } from '../helpers/status-update.js'
+import { captureLogger, startTestWorker } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { processRefundTask } from '../../src/effects/tasks/process-refund.js'
 import { createPaymentGateway, type PaymentGateway, type RefundRequest } from '../../src/effects/refunds/gateway.js'
 
@@ -16,10 +17,10 @@ t.test('a rejected online-paid order: its refund is processed by the worker thro
   const orderId = await shop.order({ paymentMode: 'ONLINE_PAID', total: '250.50' })
   const res = await post(app, await shop.apiKey(), { order_status: [reject(orderId)] })
   t.equal(res.statusCode, 200)
-  await waitFor(t, 'refund settled', async () => (await database.sql`select status from refunds where order_id = ${orderId}`)[0]?.status === 'MANUAL')
+  await eventually(t, 'refund settled', async () => (await database.sql`select status from refunds where order_id = ${orderId}`)[0]?.status === 'MANUAL')
   t.match((await database.sql`select amount, status, gateway, gateway_reference, last_error from refunds where order_id = ${orderId}`)[0],
     { amount: '250.50', status: 'MANUAL', gateway: 'manual', gateway_reference: null, last_error: null })
-  await waitFor(t, 'job gone', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'process-refund'`)[0].n === 0)
+  await eventually(t, 'job gone', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'process-refund'`)[0].n === 0)
 })
 
 t.test('process-refund is idempotent per refund, retries through the gateway with one idempotency key, and fails visibly', async (t) => {

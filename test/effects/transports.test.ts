@@ -7,8 +7,9 @@ import { seedDemo } from '../helpers/fixtures.js'
 import { startReceiver } from '../helpers/receiver.js'
 import {
   attemptsOf, captureLogger, deliveriesOf, deliveryOf, lastEventId, notificationOfEvent, notificationsOf,
-  operatorEndpoint, ordersIn, recordOrderEvent, startDeliverer, startTestWorker, waitFor, workerEnv
+  operatorEndpoint, ordersIn, recordOrderEvent, startDeliverer, startTestWorker, workerEnv
 } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { notificationText } from '../../src/effects/notification.js'
 import { createTransports } from '../../src/effects/transports/factory.js'
 import { maskPhone } from '../../src/effects/transports/log.js'
@@ -47,19 +48,21 @@ t.test('the operator\'s endpoint gets Standard Webhooks headers that the standar
   const whsec = newEndpointSecret()
   const cases = [
     { what: 'a whsec_ secret: the receiver uses it as is', configured: whsec, receiver: whsec },
-    // The README's claim: a raw secret's Standard Webhooks secret is whsec_ + base64 of its UTF-8 bytes.
+    // docs/operate/effects.md's claim: a raw secret's Standard Webhooks secret is whsec_ + base64 of its UTF-8 bytes.
     { what: 'a raw ASCII secret', configured: 'operator-secret-0123456789', receiver: `whsec_${Buffer.from('operator-secret-0123456789').toString('base64')}` },
     { what: 'a raw non-ASCII secret (UTF-8 bytes, not UTF-16 code units)', configured: 'clé-secrète-ünïcødé-🔑', receiver: `whsec_${Buffer.from('clé-secrète-ünïcødé-🔑', 'utf8').toString('base64')}` }
   ]
   for (const c of cases) {
     await t.test(c.what, async (t) => {
       const receiver = await startReceiver(t, (_r, i) => (i === 0 ? 503 : 200))
-      // The retry is signed at a later second.
+      // The retry is signed at a later second: the deliverer's clock puts the first signature a second back.
       const operator = operatorEndpoint(receiver.url, c.configured)
-      const deliverer = await startDeliverer(t, database, { operator, retryWait: () => 1100 })
+      let signed = 0
+      const now = (): Date => new Date(Date.now() - (signed++ === 0 ? 1000 : 0))
+      const deliverer = await startDeliverer(t, database, { operator, retryWait: () => 0, now })
       await recordOrderEvent(database, order!, 'order.accepted')
       const id = (await lastEventId(database, order!.sellerId))!
-      await waitFor(t, 'delivered on the second attempt', async () => (await deliveryOf(database, 'operator-webhook', id))?.status === 'DELIVERED')
+      await eventually(t, 'delivered on the second attempt', async () => (await deliveryOf(database, 'operator-webhook', id))?.status === 'DELIVERED')
       await deliverer.stop()
       t.match(await attemptsOf(database, 'operator-webhook', id), [{ attempt: 1, httpStatus: 503, error: 'HTTP 503' }, { attempt: 2, httpStatus: 200, error: null }])
       t.equal(receiver.received.length, 2)
@@ -149,8 +152,8 @@ t.test('whatsapp-cloud sends the Cloud API template message to the retailer (wha
   const rejected = (await lastEventId(database, withWhatsapp.seller_id))!
   await recordOrderEvent(database, { id: Number(phoneOnly.id), sellerId: phoneOnly.seller_id }, 'order.accepted')
   const accepted = (await lastEventId(database, phoneOnly.seller_id))!
-  await waitFor(t, 'two messages', () => standIn.received.length >= 2)
-  await waitFor(t, 'both delivered', async () => (await deliveryOf(database, 'notify-messaging', accepted))?.status === 'DELIVERED' &&
+  await eventually(t, 'two messages', () => standIn.received.length >= 2)
+  await eventually(t, 'both delivered', async () => (await deliveryOf(database, 'notify-messaging', accepted))?.status === 'DELIVERED' &&
     (await deliveryOf(database, 'notify-messaging', rejected))?.status === 'DELIVERED')
   t.equal((await deliveriesOf(database, { kind: 'notify-messaging' })).length, 2, 'one message per event, to the messaging channel only')
 
@@ -188,7 +191,7 @@ t.test('whatsapp-cloud sends the Cloud API template message to the retailer (wha
   await database.sql`update retailers set whatsapp = null, phone = null where id = ${withWhatsapp.retailer_id}`
   await recordOrderEvent(database, { id: Number(withWhatsapp.id), sellerId: withWhatsapp.seller_id }, 'order.completed')
   const completed = (await lastEventId(database, withWhatsapp.seller_id))!
-  await waitFor(t, 'failed', async () => (await deliveryOf(database, 'notify-messaging', completed))?.status === 'FAILED')
+  await eventually(t, 'failed', async () => (await deliveryOf(database, 'notify-messaging', completed))?.status === 'FAILED')
   t.match(await deliveryOf(database, 'notify-messaging', completed), {
     attempts: 1, lastError: `whatsapp-cloud: retailer ${withWhatsapp.retailer_id} has no whatsapp or phone number`
   }, 'failed at once, no retry')
@@ -220,7 +223,7 @@ t.test('transports report failures in a few words', async (t) => {
   await startDeliverer(t, database, { operator: operatorEndpoint(url, 'whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIz'), retryWait: () => 60_000 })
   await recordOrderEvent(database, order, 'order.accepted')
   const next = (await lastEventId(database, order.sellerId))!
-  await waitFor(t, 'the attempt recorded', async () => (await deliveryOf(database, 'operator-webhook', next))?.attempts === 1)
+  await eventually(t, 'the attempt recorded', async () => (await deliveryOf(database, 'operator-webhook', next))?.attempts === 1)
   t.match(await deliveryOf(database, 'operator-webhook', next), { status: 'PENDING', lastHttpStatus: null, lastError: /^[^\n]{1,80}$/ })
   t.equal((await deliveryOf(database, 'operator-webhook', next))!.lastError, 'connection refused')
 
@@ -309,7 +312,7 @@ t.test('the log transport (default) writes each notification to the log and reco
   await startTestWorker(t, database, {}, logger)
   await recordOrderEvent(database, order, 'order.accepted')
   const id = (await lastEventId(database, order.sellerId))!
-  await waitFor(t, 'all delivered', async () => (await notificationsOf(database, order.id)).filter((n) => n.status === 'DELIVERED').length === 3)
+  await eventually(t, 'all delivered', async () => (await notificationsOf(database, order.id)).filter((n) => n.status === 'DELIVERED').length === 3)
   const logged = lines.filter((l) => l.msg.startsWith('notification: '))
   t.same(logged.map((l) => l.channel).sort(), ['customer', 'messaging', 'seller'], 'one line per channel')
   t.same(logged.map((l) => l.eventId), [id, id, id], 'each under the event\'s id')
@@ -321,7 +324,7 @@ t.test('the log transport (default) writes each notification to the log and reco
   t.equal(maskPhone('+91 98765 43210'), '+** ***** *3210')
   t.ok(lines.some((l) => l.msg === 'effects worker started' && l.transports.seller === 'log'))
 
-  await waitFor(t, 'the others settled', async () => (await deliveriesOf(database)).every((d) => d.status !== 'PENDING'))
+  await eventually(t, 'the others settled', async () => (await deliveriesOf(database)).every((d) => d.status !== 'PENDING'))
   t.same((await notificationsOf(database, other.id)).map((n) => [n.eventId, n.status, n.attempts]), [[gone, 'FAILED', 1], [gone, 'FAILED', 1], [gone, 'FAILED', 1]],
     'the deleted order\'s notifications: failed at once, not retried')
   t.ok((await deliveriesOf(database, { orderId: other.id })).every((d) => d.lastError === 'its order no longer exists: nothing to tell'))
@@ -346,21 +349,23 @@ t.test('a receiver that never answers times out under GC pressure (Node 20 colle
   notification.retailer.whatsapp = '+91 98765 43210'
   for (let i = 0; i < 5; i++) {
     const stop = new AbortController()
-    // Collect garbage while the request waits, as a busy worker process does.
-    const churn = setInterval(() => { gc(); Array.from({ length: 50_000 }, (_, j) => ({ j })) }, 5)
     const started = Date.now()
-    const outcome = await Promise.race([
-      transport.send(notification, stop.signal).then(() => 'answered', (err: Error) => err.message),
-      new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000))
-    ])
-    clearInterval(churn)
+    let outcome: string | undefined
+    transport.send(notification, stop.signal).then(() => { outcome = 'answered' }, (err: Error) => { outcome = err.message })
+    // Garbage collected between looks, every 5 ms, while the request waits, as in a busy worker process.
+    await eventually(t, `attempt ${i + 1} to end`, () => {
+      gc()
+      Array.from({ length: 50_000 }, (_, j) => ({ j }))
+      return outcome
+    }, { timeoutMs: 5000, intervalMs: 5 })
     t.equal(outcome, 'whatsapp-cloud timed out after 300 ms', `attempt ${i + 1}`)
     t.ok(Date.now() - started < 3000)
   }
-  // The worker stopping still abandons a request at once.
+  // The worker stopping still abandons a request at once: stopped once the receiver holds the request.
   const stop = new AbortController()
   const pending = transport.send(notification, stop.signal)
-  setTimeout(() => stop.abort(), 50)
+  await eventually(t, 'the sixth request at the receiver', () => receiver.received.length === 6)
+  stop.abort()
   await t.rejects(pending, { message: 'whatsapp-cloud request abandoned: the worker is stopping' })
   t.equal(receiver.received.length, 6, 'each attempt was a real request')
 })

@@ -1,11 +1,12 @@
 import t from 'tap'
 import { testDatabase } from '../helpers/build.js'
 import { seedDemo } from '../helpers/fixtures.js'
-import { captureLogger, ordersIn, recordOrderEvent, waitFor } from '../helpers/effects.js'
+import { captureLogger, ordersIn, recordOrderEvent } from '../helpers/effects.js'
+import { eventually } from '../helpers/eventually.js'
 import { addJob } from '../helpers/jobs.js'
 import { TASKS } from '../../src/effects/jobs.js'
 import { WorkerLiveness } from '../../src/effects/crash-recovery.js'
-import { startReceiver } from '../helpers/receiver.js'
+import { answerAfter, startReceiver } from '../helpers/receiver.js'
 import { dispatchEvents } from '../../src/delivery/dispatch.js'
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process.js'
 
@@ -23,10 +24,7 @@ t.test('SIGTERM mid-queue: exit 0, nothing left leased, every delivery made once
   const database = await testDatabase(t)
   await seedDemo(database, 200)
   // Each answer takes its time, as a real endpoint's does: a stop always meets attempts in flight.
-  const receiver = await startReceiver(t, async () => {
-    await new Promise((resolve) => setTimeout(resolve, 40))
-    return 200
-  })
+  const receiver = await startReceiver(t, answerAfter(40))
   const env = {
     DATABASE_URL: database.url,
     WEBHOOK_URL: `${receiver.url}/hooks`,
@@ -61,7 +59,7 @@ t.test('SIGTERM mid-queue: exit 0, nothing left leased, every delivery made once
   let worker: WorkerProcess | null = first
   for (const after of [10, 50, 100]) {
     if (worker === null) worker = await spawnWorker(t, env)
-    await waitFor(t, `${after} requests`, () => receiver.received.length >= after, 60_000)
+    await eventually(t, `${after} requests`, () => receiver.received.length >= after, { timeoutMs: 60_000 })
     worker.child.kill('SIGTERM')
     t.same(await worker.exited, { code: 0, signal: null }, `SIGTERM after ${after} requests: a graceful stop, exit 0`)
     const left = await state()

@@ -6,6 +6,7 @@ import { rawClient, testConfig } from '../helpers/build.js'
 import { startTestWorker } from '../helpers/effects.js'
 import { eventLogProblems, eventMarket, EVENTS_QUERY, type EventMarket, type FeedEvent } from '../helpers/events.js'
 import { Random } from '../helpers/random-documents.js'
+import { eventually } from '../helpers/eventually.js'
 
 /*
  * Gap-freedom under concurrency. Writers of every kind run at once — the sellers' status batches, the
@@ -17,11 +18,13 @@ import { Random } from '../helpers/random-documents.js'
  *
  * The same run keeps the naive design beside it: a bigserial drawn when the change is written
  * (naive_events, filled by the same trigger), read by a cursor on that id. One out-of-order commit is
- * planted (a transaction that drew its id holds 1.5 s while a later one commits), and the naive reader
- * misses it for good; the feed's readers do not.
+ * planted (a transaction that drew its id holds until a later one has committed and been read), and the naive
+ * reader misses it for good; the feed's readers do not.
  */
 
 const SEED = 20261126
+/** The advisory lock the planted slow rejection waits on inside its transaction (test_holds). */
+const HOLD_LOCK = 4_207_311
 const SELLERS = [1, 2, 4]
 
 interface Followed { seen: FeedEvent[], polls: number }
@@ -30,6 +33,7 @@ interface Followed { seen: FeedEvent[], polls: number }
 async function plantDelays (m: EventMarket): Promise<void> {
   await m.database.sql.unsafe(`
     create table test_delays (order_id bigint primary key, before_ms int not null, after_ms int not null);
+    create table test_holds (order_id bigint primary key);
     create table naive_events (id bigserial primary key, seller_id int not null, order_id bigint not null, to_status text not null);
     create function test_before_numbering() returns trigger language plpgsql as $$
     declare pause int;
@@ -38,6 +42,9 @@ async function plantDelays (m: EventMarket): Promise<void> {
         select o.seller_id, n.order_id, n.to_status from new_rows n join orders o on o.id = n.order_id order by n.id;
       select max(before_ms) into pause from test_delays where order_id in (select order_id from new_rows);
       if pause > 0 then perform pg_sleep(pause / 1000.0); end if;
+      if exists (select 1 from test_holds where order_id in (select order_id from new_rows)) then
+        perform pg_advisory_xact_lock(${HOLD_LOCK});
+      end if;
       return null;
     end $$;
     create trigger test_before_numbering after insert on order_status_history referencing new table as new_rows
@@ -64,6 +71,9 @@ t.test('concurrent writers committing out of order: every reader of the feed see
   await readers.ready()
   const naiveSql = rawClient(m.database.url, { max: 3 })
   t.teardown(() => naiveSql.end({ timeout: 5 }))
+  // The feed readers look at the log here between reads (whether it has more than they saw).
+  const watchSql = rawClient(m.database.url, { max: 2 })
+  t.teardown(() => watchSql.end({ timeout: 5 }))
   const tokens = new Map<number, string>()
   for (const s of SELLERS) tokens.set(s, await m.token(s))
   await startTestWorker(t, m.database, { AUTO_REJECT_AFTER_MS: '1000', WORKER_CONCURRENCY: '4' })
@@ -111,12 +121,18 @@ t.test('concurrent writers committing out of order: every reader of the feed see
           if (page.pageInfo.hasNext) continue
           if (last) return { seen, polls }
           if (!writing) last = true // one more full read once every writer is done
-          else await new Promise((resolve) => setTimeout(resolve, own.int(0, 25)))
+          else {
+            // On once the log has more than this reader saw (or the writers are done), looked at a pace of its own.
+            await eventually(t, `seller ${s}'s log past ${after}`, async () => !writing || (await watchSql`select 1
+              from seller_events where seller_id = ${s} and sequence > ${after}::bigint limit 1`).length > 0,
+            { timeoutMs: 120_000, intervalMs: own.int(1, 25) })
+          }
         }
       })())
     }
   }
   // The naive reader: the same, on naive_events by its bigserial id.
+  const naiveCursors = new Map<number, number>(SELLERS.map((s) => [s, 0]))
   const naive = SELLERS.map(async (s) => {
     const seen = new Set<number>()
     let after = 0
@@ -124,24 +140,36 @@ t.test('concurrent writers committing out of order: every reader of the feed see
     for (;;) {
       const rows = await naiveSql`select id::int from naive_events where seller_id = ${s} and id > ${after} order by id limit 50`
       for (const row of rows) seen.add(row.id)
-      if (rows.length > 0) { after = rows.at(-1)!.id; continue }
+      if (rows.length > 0) { after = rows.at(-1)!.id; naiveCursors.set(s, after); continue }
       if (last) return { seller: s, seen }
       if (!writing) last = true
-      else await new Promise((resolve) => setTimeout(resolve, 10))
+      else {
+        await eventually(t, `a naive row of seller ${s} past ${after}`, async () => !writing || (await naiveSql`select 1
+          from naive_events where seller_id = ${s} and id > ${after} limit 1`).length > 0, { timeoutMs: 120_000, intervalMs: 10 })
+      }
     }
   })
 
   // The planted out-of-order commit, on seller 2 (no auto-rejection): the first rejection draws its naive
-  // id, then holds 1.5 s before its event is numbered; the second starts 300 ms later and commits first
-  // (rejections of orders without deal lines share no lock; acceptances would queue on the seller's row).
+  // id, then holds on a lock the test has (test_holds) before its event is numbered; the second starts once it
+  // waits there, and commits first (rejections of orders without deal lines share no lock; acceptances would
+  // queue on the seller's row). The lock is let go once the naive reader has read past the second.
+  // One connection: the session that takes the lock is the one that lets it go.
+  const holder = rawClient(m.database.url, { max: 1 })
+  t.teardown(() => holder.end({ timeout: 5 }))
   const planted = (async () => {
     const [slow, fast] = [nextId++, nextId++]
-    await m.database.sql`insert into test_delays values (${slow}, 1500, 0), (${fast}, 0, 0)`
     await m.place([{ orderId: slow, seller: 2 }, { orderId: fast, seller: 2 }])
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await holder`select pg_advisory_lock(${HOLD_LOCK})`
+    await m.database.sql`insert into test_holds values (${slow})`
     const first = m.sellerUpdate(2, [{ Order_id: slow, Order_Status: 'ORDER_REJECTED_BY_SELLER', reason: 'Planted' }])
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await eventually(t, 'the first planted rejection holding', async () => (await m.database.sql`select 1 from pg_locks
+      where locktype = 'advisory' and not granted and objid = ${HOLD_LOCK}::int8::oid
+        and database = (select oid from pg_database where datname = current_database())`).length === 1)
     await m.sellerUpdate(2, [{ Order_id: fast, Order_Status: 'ORDER_REJECTED_BY_SELLER', reason: 'Planted' }])
+    const [{ id: fastNaive }] = await m.database.sql`select id::int from naive_events where order_id = ${fast} and to_status = 'ORDER_REJECTED_BY_SELLER'`
+    await eventually(t, 'the naive reader past the second', () => naiveCursors.get(2)! >= fastNaive)
+    await holder`select pg_advisory_unlock(${HOLD_LOCK})`
     await first
     return { slow, fast }
   })()
@@ -175,11 +203,9 @@ t.test('concurrent writers committing out of order: every reader of the feed see
   await Promise.all([writer('place', 25), writer('place', 25), writer('seller', 35), writer('seller', 35), writer('platform', 30)])
   const { slow, fast } = await planted
   // The auto-rejections still due (sellers 1 and 4, 1 s after placement): let the worker finish them.
-  const deadline = Date.now() + 60_000
-  while ((await m.database.sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'auto-reject'`)[0].n > 0) {
-    if (Date.now() > deadline) throw new Error('auto-rejections did not finish')
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+  await eventually(t, 'the auto-rejections finished', async () =>
+    (await m.database.sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'auto-reject'`)[0].n === 0,
+  { timeoutMs: 60_000, intervalMs: 200 })
   writing = false
   const followed = await Promise.all(followers)
   const naiveSeen = await Promise.all(naive)

@@ -5,7 +5,7 @@ import { eventLogProblems, orderRow } from '../helpers/events.js'
 import { credential, platformKey } from '../helpers/fixtures.js'
 import { setupMarket, type Caller } from '../helpers/platform-market.js'
 import { serverDatabase, waitingBackend } from '../helpers/server-database.js'
-import { waitFor } from '../helpers/server-process.js'
+import { eventually } from '../helpers/eventually.js'
 
 /*
  * The server process SIGKILLed in the middle of a batch, at the two moments that matter to the event log,
@@ -68,13 +68,13 @@ t.test('SIGKILL mid-batch: no change without its event, no event without its cha
     await sql.unsafe(`create trigger oxs_test_hold after insert on ${on} for each statement execute function oxs_test_hold()`)
     await holder`select pg_advisory_lock(${HOLD})`
     const answer = live.send(path, key, body).then(() => 'answered', (err: Error) => err.message)
-    const { pid, written } = await waitingBackend(sql, `${what}: the batch`, 60_000)
+    const { pid, written } = await waitingBackend(t, sql, `${what}: the batch`, 60_000)
     live.server.child.kill('SIGKILL')
     await live.server.exited
     t.equal(await answer, 'fetch failed', `${what}: the client lost its connection`)
     await holder`select pg_advisory_unlock(${HOLD})`
-    await waitFor('the orphaned backend gone', async () =>
-      (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, 30_000)
+    await eventually(t, 'the orphaned backend gone', async () =>
+      (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, { timeoutMs: 30_000 })
     await sql.unsafe(`drop trigger oxs_test_hold on ${on}`)
     live = await start()
     return written

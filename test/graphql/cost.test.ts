@@ -16,7 +16,7 @@ function graphql (app: FastifyInstance, token: string, query: string, variables:
 /*
  * Fair GraphQL cost (issue 21): a query is charged for the page it asked for (its own variables), billed
  * for what came back, and the difference goes back to the bucket. The expected figures are worked out
- * here by hand from the cost measure (docs: README "Rate limits"): each field 1 point, a field that costs a
+ * here by hand from the cost measure (docs/api/limits.md): each field 1 point, a field that costs a
  * statement 250 more, each list element its fields again.
  */
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { auditServer } from 'graphql-http'
-import { serve } from '../client/helpers.js'
+import { serve } from '../helpers/client.js'
 
 /*
  * GraphQL over HTTP (the graphql-http audit suite against the running service, with a token): every MUST
@@ -8,7 +8,7 @@ import { serve } from '../client/helpers.js'
  */
 
 /**
- * SHOULDs we do not follow, and why (README "Read orders"): the contract's application/json answers keep their 400s.
+ * SHOULDs we do not follow, and why (docs/api/orders.md): the contract's application/json answers keep their 400s.
  */
 const DELIBERATE = new Set([
   '572B', // SHOULD use 200 on a parse failure under application/json: we answer 400 GRAPHQL_PARSE_FAILED

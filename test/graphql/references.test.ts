@@ -313,7 +313,7 @@ t.test('cost: charged for the page asked for, billed for what came back', async 
   t.same(await cost('{ items(input: {limit: 4}) { nodes { id skus { offers { id priceRange { price } } } } } }'),
     { requestedQueryCost: 252 + 4 * 2 + 12 * 1 + 36 * 2 + 108 * 1, actualQueryCost: 252 + 4 * 2 + 4 + 5 * 2 + 10 }, 'items')
   t.same(await cost('{ items { pageInfo { total } } }'), { requestedQueryCost: 253, actualQueryCost: 253 }, 'pageInfo alone')
-  // README "Listing your retailers and items": its example document.
+  // docs/api/references.md "Listing your retailers and items": its example document.
   const example = `query Unmapped {
     retailers(input: {unmapped: true, limit: 100}) {
       pageInfo { total page hasNext limit }
@@ -324,5 +324,5 @@ t.test('cost: charged for the page asked for, billed for what came back', async 
       nodes { id itemName itemSyncId skus { id skuNickName offers { id offerSyncId finalPriceWithTax mrpPriceAmount } } }
     }
   }`
-  t.equal((await cost(example)).requestedQueryCost, 7114, 'the README example asks for 7,114 points')
+  t.equal((await cost(example)).requestedQueryCost, 7114, 'the documented example asks for 7,114 points')
 })

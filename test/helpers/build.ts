@@ -1,3 +1,4 @@
+// The app and a fresh database for a test: build(), testDatabase(), rawClient(), the config and logger a test uses.
 import { Writable } from 'node:stream'
 import type { Test } from 'tap'
 import pino from 'pino'

@@ -1,8 +1,9 @@
+// The client package against the real service on a real port, and a fault proxy in front of it.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
-import { build, type TestContext } from '../helpers/build.js'
-import { credential, seedDemo } from '../helpers/fixtures.js'
+import { build, type TestContext } from './build.js'
+import { credential, seedDemo } from './fixtures.js'
 
 /*
  * The client package (@order-exchange/client, built by `npm run build:client` before the tests) against the

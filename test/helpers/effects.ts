@@ -1,3 +1,4 @@
+// The worker and deliveries in tests: a test worker or deliverer, events recorded, deliveries and notifications read.
 import { Writable } from 'node:stream'
 import pino, { type Logger } from 'pino'
 import type { Test } from 'tap'
@@ -40,15 +41,6 @@ export async function startTestWorker (t: Test, database: Database, env: Record<
   const worker = await startWorker(config, database, database.url, logger ?? pino({ level: 'silent' }))
   t.teardown(() => worker.stop())
   return worker
-}
-
-export async function waitFor (t: Test, what: string, check: () => Promise<boolean> | boolean,
-  timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > until) { t.fail(`timed out waiting for: ${what}`); throw new Error(`timed out waiting for: ${what}`) }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
 
 /**

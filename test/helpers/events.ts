@@ -1,3 +1,4 @@
+// The event market: a marketplace on a real app, its three ways of changing orders, the feed, the log's invariants.
 import type { Test } from 'tap'
 import type postgres from 'postgres'
 import type { FastifyInstance } from 'fastify'

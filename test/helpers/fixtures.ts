@@ -1,3 +1,4 @@
+// Sellers, credentials and the demo data set, made the way the service makes them.
 import type { TestDatabase as Database } from './build.js'
 import { sellers, stores } from '../../src/db/schema.js'
 import { issueCredential } from '../../src/credentials/service.js'

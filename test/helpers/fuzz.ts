@@ -1,3 +1,4 @@
+// Shared pieces of the fuzz suites: hostile text, fuzzed HTTP requests, the checks every response must pass.
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import { RequestError } from '../../src/errors.js'
@@ -110,7 +111,7 @@ export interface DeepRoute {
 }
 
 export const DEEP_SLOT = '__DEEP__'
-/** The contract's bound (README Security), written out: a body may nest 64 levels of arrays and objects. */
+/** The contract's bound (docs/api/limits.md), written out: a body may nest 64 levels of arrays and objects. */
 export const JSON_DEPTH_BOUND = 64
 
 /** Levels of arrays and objects open at `slot` (DEEP_SLOT by default) in a template. */

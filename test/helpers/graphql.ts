@@ -1,3 +1,4 @@
+// A typed GraphQL request to /v2/graphql through app.inject, and its reply.
 import { print } from 'graphql'
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core'
 import type { FastifyInstance } from 'fastify'

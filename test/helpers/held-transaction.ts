@@ -1,3 +1,4 @@
+// A lock or a row held in an open transaction until the test lets it go.
 import type postgres from 'postgres'
 
 /**

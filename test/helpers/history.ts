@@ -1,3 +1,4 @@
+// One query for the orders whose status history is not a chain.
 /*
  * One query over the whole database: the orders whose status history is not a chain. Every order's
  * order_status_history, read in time order (changed_at, then id), must start at null, each step's

@@ -1,7 +1,6 @@
+// Jobs as a test sets them up: one at a time.
 import { sql } from 'drizzle-orm'
 import type { Tx } from '../../src/db/client.js'
-
-/* Jobs as a test sets them up: one at a time. */
 
 export async function addJob (tx: Tx, task: string, payload: object,
   options: { jobKey?: string, runAt?: Date, maxAttempts?: number } = {}): Promise<void> {

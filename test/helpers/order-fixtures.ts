@@ -1,3 +1,4 @@
+// Hand-made orders for the read tests: one catalogue line per seller, orders at chosen instants and sync IDs.
 import type { TestDatabase as Database } from './build.js'
 import {
   items, offers, orderItems, orders, retailers, sellerRetailers, sellerShops, sellingUnits, shops, skus

@@ -1,3 +1,4 @@
+// A real OTLP/HTTP trace receiver that decodes what the exporter sends (JSON and protobuf).
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import zlib from 'node:zlib'

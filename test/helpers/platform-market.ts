@@ -1,3 +1,4 @@
+// A small marketplace for the platform order tests, and the invariants every placement and change must keep.
 import type postgres from 'postgres'
 import { PLATFORM_POINTS_PATH, PLATFORM_SELLERS_PATH } from '../../src/routes/rest-contract.js'
 import { canTransition, PLATFORM_TARGET_STATUSES, TARGET_STATUSES } from '../../src/status-update/state-machine.js'

@@ -1,3 +1,4 @@
+// Random GraphQL documents over the service's schema, reproducible from a seed.
 import {
   getNamedType, isLeafType, isObjectType, type GraphQLField, type GraphQLObjectType, type GraphQLSchema
 } from 'graphql'

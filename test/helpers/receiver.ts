@@ -1,3 +1,4 @@
+// A real HTTP receiver that records every request and answers as told, slowly or never if asked.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
@@ -8,6 +9,22 @@ export interface Received {
   headers: http.IncomingHttpHeaders
   rawBody: string
   at: number
+}
+
+/**
+ * Resolves after `ms`: for a fake server that answers slowly on purpose, its slowness being the subject (a stop
+ * meeting attempts in flight, a sender's patience with a slow answer). Never a test's way to wait for a state.
+ */
+export async function slowly (ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/** A `respond` for startReceiver that answers `status` after `ms`, as a real endpoint takes its time. */
+export function answerAfter (ms: number, status = 200): () => Promise<number> {
+  return async () => {
+    await slowly(ms)
+    return status
+  }
 }
 
 /**

@@ -1,8 +1,10 @@
+// A fresh database for real server processes that a fault test kills and restarts, and the backend it catches waiting.
 import type postgres from 'postgres'
 import type { Test } from 'tap'
 import { openDatabase } from '../../src/db/client.js'
 import { rawClient, type TestDatabase } from './build.js'
-import { freePort, ready, startServer, waitFor, type ServerProcess } from './server-process.js'
+import { eventually } from './eventually.js'
+import { freePort, ready, startServer, type ServerProcess } from './server-process.js'
 import { createTestDatabaseUrl } from './test-server.js'
 
 /* Kept out of server-process.ts, which bench/topology imports too: this needs build.ts, and with it the app. */
@@ -40,7 +42,7 @@ export async function serverDatabase (t: Test): Promise<ServerDatabase> {
     const port = await freePort()
     const server = startServer({ DATABASE_URL: made.url, PORT: String(port), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false', ...env })
     servers.push(server)
-    await waitFor('readiness', () => ready(port))
+    await eventually(t, 'readiness', () => ready(port), { timeoutMs: 60_000 })
     return { server, port }
   }
   return { url: made.url, database, servers, start }
@@ -51,15 +53,15 @@ export async function serverDatabase (t: Test): Promise<ServerDatabase> {
  * transaction wait there), once it waits; and the tables its open transaction has written.
  */
 export async function waitingBackend (
-  sql: postgres.Sql, what = 'the batch', ms = 30_000
+  t: Test, sql: postgres.Sql, what = 'the batch', timeoutMs = 30_000
 ): Promise<{ pid: number, written: string[] }> {
   let pid = 0
-  await waitFor(`${what} waiting inside its transaction`, async () => {
+  await eventually(t, `${what} waiting inside its transaction`, async () => {
     const rows = await sql`select pid from pg_stat_activity where datname = current_database()
       and application_name like 'order-exchange%' and wait_event_type = 'Lock' and wait_event = 'advisory'`
     pid = rows[0]?.pid ?? 0
     return rows.length === 1
-  }, ms)
+  }, { timeoutMs })
   const written = await sql`select distinct c.relname from pg_locks l join pg_class c on c.oid = l.relation
     where l.pid = ${pid} and l.mode = 'RowExclusiveLock' and c.relkind = 'r' order by 1`
   return { pid, written: written.map((r) => r.relname) }

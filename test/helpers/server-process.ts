@@ -1,9 +1,8 @@
+// The real server (src/server.ts) as a child process, for tests of start-up, shutdown and faults.
 import { spawn, type ChildProcess } from 'node:child_process'
 import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-
-/* The real server (src/server.ts) as a child process, for tests of start-up, shutdown and faults. */
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -39,15 +38,6 @@ export function startServer (env: Record<string, string>): ServerProcess {
     try { return JSON.parse(l) as Record<string, any> } catch { return { msg: l } }
   })
   return { child, stdout: () => out, stderr: () => err, lines, exited }
-}
-
-export async function waitFor (what: string, fn: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (await fn()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${what}`)
 }
 
 export async function ready (port: number): Promise<boolean> {

@@ -1,11 +1,12 @@
+// Orders, requests and expected answers for the status-update tests.
 import type { FastifyInstance } from 'fastify'
-import type { TestDatabase as Database } from '../helpers/build.js'
+import type { TestDatabase as Database } from './build.js'
 import {
   dailyDeals, items, offers, orderItems, orders, payoutSchedules, retailers, sellerRetailers, skus, type OrderStatus
 } from '../../src/db/schema.js'
 import { autoRejectJobKey, TASKS } from '../../src/effects/jobs.js'
-import { addJob } from '../helpers/jobs.js'
-import { createSeller, credential } from '../helpers/fixtures.js'
+import { addJob } from './jobs.js'
+import { createSeller, credential } from './fixtures.js'
 import type { ItemError } from '../../src/item-error.js'
 import type { OrderError } from '../../src/status-update/schemas.js'
 

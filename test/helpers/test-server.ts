@@ -1,3 +1,4 @@
+// The test run's PostgreSQL and its migrated template; a fresh database per test file.
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import net from 'node:net'

@@ -1,8 +1,9 @@
+// A receiver's check of the signature header on a webhook.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
 /**
- * What a receiver does (the README's check): true when the header is a valid signature of this body, made at most
- * `toleranceSeconds` ago.
+ * What a receiver does (the check of docs/api/webhooks.md): true when the header is a valid signature of
+ * this body, made at most `toleranceSeconds` ago.
  */
 export function verifySignature (secret: string, rawBody: string, header: string | undefined,
   options: { toleranceSeconds?: number, now?: number } = {}): boolean {

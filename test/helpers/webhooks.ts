@@ -1,3 +1,4 @@
+// The sellers' webhook endpoints in tests: the market, the endpoint routes, a real deliverer, verifying receivers.
 import pino from 'pino'
 import type { Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
@@ -6,6 +7,7 @@ import { logTransport } from '../../src/effects/transports/log.js'
 import { SecretBox } from '../../src/webhooks/secret-box.js'
 import { WEBHOOK_ENDPOINTS_PATH } from '../../src/routes/webhook-endpoints.js'
 import { eventMarket, type EventMarket } from './events.js'
+import { eventually } from './eventually.js'
 import { startReceiver, type Received } from './receiver.js'
 
 /*
@@ -107,21 +109,8 @@ export async function verifyingReceiver (t: Test, secrets: () => string[],
   return { ...receiver, delivered, unverified }
 }
 
-/** Waits until `done()` holds, polling; fails the test after `ms`. */
-export async function until (t: Test, what: string, done: () => boolean | Promise<boolean>, ms = 20_000):
-Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await done())) {
-    if (Date.now() > deadline) {
-      t.fail(`timed out waiting for ${what}`)
-      return
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
-
 /** Waits until every queued delivery is finished and written (a receiver sees one before its attempt is logged). */
-export async function allRecorded (t: Test, m: EventMarket, ms = 20_000): Promise<void> {
-  await until(t, 'every delivery recorded', async () =>
-    (await m.database.sql`select 1 from deliveries where status = 'PENDING' limit 1`).length === 0, ms)
+export async function allRecorded (t: Test, m: EventMarket, timeoutMs = 30_000): Promise<void> {
+  await eventually(t, 'every delivery recorded', async () =>
+    (await m.database.sql`select 1 from deliveries where status = 'PENDING' limit 1`).length === 0, { timeoutMs })
 }

@@ -1,7 +1,9 @@
+// `order-exchange worker` as a real child process.
 import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
+import { eventually } from './eventually.js'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/order-exchange.js')
 
@@ -38,14 +40,11 @@ export async function spawnWorker (t: Test, env: Record<string, string>): Promis
   child.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString('utf8') })
   const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
-  const started = await Promise.race([
-    (async () => {
-      while (!lines.some((l) => l.msg === 'effects worker started')) await new Promise((resolve) => setTimeout(resolve, 50))
-      return true
-    })(),
-    exited.then(() => false),
-    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 60_000).unref())
-  ])
-  if (!started) throw new Error(`worker did not start: ${err}\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)
+  let gone = false
+  exited.then(() => { gone = true }, () => {})
+  const output = (): string => `${err}\n${lines.map((l) => JSON.stringify(l)).join('\n')}`
+  const outcome = await eventually(t, () => `the worker to start: ${output()}`, () =>
+    lines.some((l) => l.msg === 'effects worker started') ? 'started' : gone ? 'exited' : null, { timeoutMs: 60_000 })
+  if (outcome === 'exited') throw new Error(`worker did not start: ${output()}`)
   return { child, lines, stderr: () => err, exited }
 }

@@ -6,9 +6,10 @@ import { TASKS } from '../../src/effects/jobs.js'
 import { effectsTasks } from '../../src/worker-tasks.js'
 import { build, rawClient, type TestDatabase } from '../helpers/build.js'
 import { holdInTransaction } from '../helpers/held-transaction.js'
+import { injectAfter } from '../helpers/faults.js'
 import { notificationsOf, workerEnv } from '../helpers/effects.js'
-import { faultProxy, serve } from '../client/helpers.js'
-import { accept, createShop, orderStatus, reject } from '../status-update/helpers.js'
+import { faultProxy, serve } from '../helpers/client.js'
+import { accept, createShop, orderStatus, reject } from '../helpers/status-update.js'
 
 /*
  * Idempotency-Key on the status update and the shipment sync (Stripe's rules): the first answer is
@@ -87,7 +88,7 @@ t.test('a status update retried with its key gets the first answer again, byte f
   const invalidStatus = await postStatus(app, key, { order_status: [{ Order_id: a, Order_Status: 'SHIPPED' }] }, 'batch-400')
   const invalidAgain = await postStatus(app, key, { order_status: [{ Order_id: a, Order_Status: 'SHIPPED' }] }, 'batch-400')
   t.equal(invalidStatus.statusCode, 400)
-  t.equal(invalidAgain.statusCode, 400, 'the spec 7.2 400 is an answer too, replayed as such')
+  t.equal(invalidAgain.statusCode, 400, 'the invalid status\'s 400 is an answer too, replayed as such')
   t.equal(invalidAgain.body, invalidStatus.body)
 
   for (const bad of ['', ' spaced ', 'x'.repeat(256), 'naïve']) {
@@ -160,8 +161,7 @@ t.test('an answer lost after the commit: the retry with the key gets it; work th
   t.teardown(() => killer.end({ timeout: 1 }))
   const body = { order_status: ids.map((id) => accept(id)) }
   const pending = postStatus(app, key, body, 'terminated-1')
-  await new Promise((resolve) => setTimeout(resolve, 30))
-  await killer`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'order-exchange' and pid <> pg_backend_pid()`
+  await injectAfter(30, () => killer`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'order-exchange' and pid <> pg_backend_pid()`)
   const cut = await pending
   const [stored] = await database.sql`select count(*)::int as n from idempotency_keys where key = 'terminated-1' and outcome is not null`
   const [applied] = await database.sql`select count(*)::int as n from orders where id = any(${ids}::bigint[]) and status = 'ORDER_ACCEPTED'`

@@ -11,7 +11,7 @@ import { createSeller, credential, platformKey } from '../helpers/fixtures.js'
 /*
  * The idempotency wrapper: a route that says `config: { idempotent: true }` and answers through
  * withIdempotency gets claim, replay and mismatch without writing any of it, and every batch endpoint of
- * the REST contract is such a route (the webhook endpoint routes are not, on purpose: README "Webhook
+ * the REST contract is such a route (the webhook endpoint routes are not, on purpose: docs/api/webhooks.md, "Routes"
  * endpoints"). Test-only routes are added to the real app.
  */
 
@@ -103,7 +103,7 @@ t.test('every endpoint of the REST contract that takes an Idempotency-Key replay
   // A request each idempotent endpoint accepts, or why an endpoint takes no key: a new endpoint in the contract
   // needs a line here (a type error without).
   const noKey = (why: string) => ({ notIdempotent: why })
-  const secret = noKey('a replayed answer would have to store the secret in the clear (README "Webhook endpoints")')
+  const secret = noKey('a replayed answer would have to store the secret in the clear (docs/api/webhooks.md)')
   const requests = {
     statusUpdate: {
       headers: { authorization: `Bearer ${key}` },

@@ -1,10 +1,13 @@
+import { once } from 'node:events'
 import http from 'node:http'
-import type { AddressInfo, LookupFunction, Socket } from 'node:net'
+import net, { type AddressInfo, type LookupFunction, type Socket } from 'node:net'
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import { checkEndpointUrl, forbiddenAddressReason, type LookupAll, type UrlPolicy } from '../../src/outbound/address-policy.js'
 import { createHttpSender, type SendOptions } from '../../src/outbound/http-sender.js'
+import { eventually } from '../helpers/eventually.js'
 import { fuzzRuns, fuzzSeed, hostileString } from '../helpers/fuzz.js'
+import { slowly } from '../helpers/receiver.js'
 
 /*
  * The outbound webhook sender and its address policy, against real HTTP servers on 127.0.0.1. Sends
@@ -19,6 +22,8 @@ interface Stand {
   hits: string[]
   /** TCP connections accepted. */
   connections: number
+  /** Each accepted connection's remote port, in the order they were accepted. */
+  remotePorts: number[]
   /** Resolves once every accepted connection has closed. */
   allClosed: () => Promise<void>
 }
@@ -27,7 +32,7 @@ type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: strin
 
 async function startStand (t: Test, handle: Handler = (_req, res) => { res.end('{"ok":true}') }): Promise<Stand> {
   const sockets = new Set<Socket>()
-  const stand: Stand = { url: '', port: 0, hits: [], connections: 0, allClosed: async () => {} }
+  const stand: Stand = { url: '', port: 0, hits: [], connections: 0, remotePorts: [], allClosed: async () => {} }
   const server = http.createServer((req, res) => {
     stand.hits.push(req.url ?? '')
     const chunks: Buffer[] = []
@@ -36,6 +41,7 @@ async function startStand (t: Test, handle: Handler = (_req, res) => { res.end('
   })
   server.on('connection', (socket: Socket) => {
     stand.connections++
+    stand.remotePorts.push(socket.remotePort ?? 0)
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
   })
@@ -77,7 +83,18 @@ function fakeLookup (table: Record<string, string[]>): LookupFunction & { calls:
   return Object.assign(lookup as LookupFunction, { calls })
 }
 
-const pause = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
+/**
+ * How many connections `stand` had accepted before now: a probe connection is made and waited for, and a
+ * server accepts connections in the order they were made, so whatever a send opened before it is counted.
+ */
+async function connectionsBefore (t: Test, stand: Stand): Promise<number> {
+  const probe = net.connect(stand.port, '127.0.0.1')
+  await once(probe, 'connect')
+  const port = probe.localPort
+  await eventually(t, 'the probe connection accepted', () => stand.remotePorts.includes(port ?? -1))
+  probe.destroy()
+  return stand.remotePorts.indexOf(port ?? -1)
+}
 
 // --- forbiddenAddressReason -------------------------------------------------------------------------
 
@@ -221,8 +238,7 @@ t.test('a redirect is a failure and is never followed', async (t) => {
     { delivered: false, status: 302, error: 'redirect (302) not followed' })
   t.match(await s.send(`${stand.url}/found`, {}, BODY, LOCAL), { delivered: false, status: 302, error: 'redirect (302) not followed' })
   t.match(await s.send(`${stand.url}/moved`, {}, BODY, LOCAL), { delivered: false, status: 308, error: 'redirect (308) not followed' })
-  await pause(50)
-  t.equal(target.connections, 0, 'the Location was never contacted')
+  t.equal(await connectionsBefore(t, target), 0, 'the Location was never contacted')
   t.same(target.hits, [])
 })
 
@@ -273,7 +289,8 @@ t.test('the deadline covers the answer: a 2xx whose body never ends is not deliv
 t.test('a connection dropped mid-answer is not delivered, even after a 2xx status line', async (t) => {
   const stand = await startStand(t, (_req, res) => {
     res.writeHead(200, { 'content-length': '1000' })
-    res.write('{"partial":', () => setTimeout(() => res.socket?.destroy(), 20))
+    // Dropped once the partial answer has left: the status line and a first chunk are on their way.
+    res.write('{"partial":', () => res.socket?.destroy())
   })
   t.match(await sender(t).send(stand.url, {}, BODY, LOCAL), { delivered: false, status: 200, error: 'connection dropped mid-answer' })
 })
@@ -335,8 +352,7 @@ t.test('an IP literal in a forbidden range is refused without connecting', async
   t.match(await s.send('http://169.254.169.254/latest/meta-data/', {}, BODY, GUARDED),
     { error: 'address 169.254.169.254 is not allowed (link-local)' })
   t.match(await s.send('http://[::ffff:10.0.0.1]/', {}, BODY, GUARDED), { error: 'address ::ffff:a00:1 is not allowed (private (RFC 1918))' })
-  await pause(50)
-  t.equal(stand.connections, 0, 'no connection reached the server')
+  t.equal(await connectionsBefore(t, stand), 0, 'no connection reached the server')
 })
 
 t.test('DNS rebinding: a name that resolves to a forbidden address is refused at connect time', async (t) => {
@@ -356,8 +372,7 @@ t.test('DNS rebinding: a name that resolves to a forbidden address is refused at
   t.match(await s.send(`http://nowhere.example.com:${stand.port}/hook`, {}, BODY, { ...GUARDED, lookup }),
     { error: 'host does not resolve' })
   t.same(lookup.calls, ['rebind.example.com', 'mixed.example.com', 'six.example.com', 'nowhere.example.com'], 'the injected lookup was asked')
-  await pause(50)
-  t.equal(stand.connections, 0, 'no connection reached the server')
+  t.equal(await connectionsBefore(t, stand), 0, 'no connection reached the server')
 
   // The same made-up name with private networks allowed does connect: the lookup decides where.
   t.match(await s.send(`http://rebind.example.com:${stand.port}/hook`, {}, BODY, { ...LOCAL, lookup }), { delivered: true, status: 200 })
@@ -380,9 +395,8 @@ t.test('a connection pooled by a send that allowed private networks is never reu
   // Re-pointed at 127.0.0.1 again: refused at connect time.
   table['app.example.com'] = ['127.0.0.1']
   t.match(await s.send(url, {}, BODY, { ...GUARDED, lookup }), { delivered: false, error: 'address 127.0.0.1 is not allowed (loopback)' })
-  await pause(50)
+  t.equal(await connectionsBefore(t, stand), 1, 'one connection: the first send\'s')
   t.equal(stand.hits.length, 1, 'the guarded sends never reached the server')
-  t.equal(stand.connections, 1)
 })
 
 // --- send: the worker stopping, connections ---------------------------------------------------------
@@ -392,7 +406,7 @@ t.test('stop abandons an in-flight request at once', async (t) => {
   const s = sender(t)
   const stop = new AbortController()
   const pending = s.send(stand.url, {}, BODY, { ...LOCAL, timeoutMs: 10_000, stop: stop.signal })
-  while (stand.hits.length === 0) await pause(5)
+  await eventually(t, 'the request at the server', () => stand.hits.length > 0, { intervalMs: 5 })
   stop.abort()
   const result = await pending
   t.match(result, { delivered: false, status: null, error: 'abandoned: the worker is stopping' })
@@ -432,7 +446,7 @@ t.test('a pooled connection the server dropped while idle is retried once on a n
 })
 
 t.test('an answer slower than the idle-connection timeout is still waited for', async (t) => {
-  const stand = await startStand(t, (_req, res) => setTimeout(() => res.end('{"ok":true}'), 4500))
+  const stand = await startStand(t, (_req, res) => { slowly(4500).then(() => res.end('{"ok":true}'), () => {}) })
   t.match(await sender(t).send(stand.url, {}, BODY, { ...LOCAL, timeoutMs: 8000 }), { delivered: true, status: 200 })
 })
 

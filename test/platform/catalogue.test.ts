@@ -10,7 +10,7 @@ import {
 } from '../../src/platform/texts.js'
 
 /*
- * PUT /v2/platform/catalogue and PUT /v2/platform/deals (spec/platform.md): the per-row results, every
+ * PUT /v2/platform/catalogue and PUT /v2/platform/deals (docs/platform/api.md): the per-row results, every
  * refusal's text and code, a re-send that writes nothing, records never removed by omission nor moved
  * between sellers or parents, the seller's sync IDs left alone, racing re-sends, an offer placed here read
  * back by its seller through POST /v2/graphql field for field, and deals kept above what orders grabbed.

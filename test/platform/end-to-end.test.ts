@@ -11,7 +11,7 @@ import { STATUS_UPDATE_PATH } from '../../src/routes/rest-contract.js'
 /*
  * Issue 22's "done when", end to end over real HTTP on an empty database: the marketplace issues a
  * platform key (through the CLI), imports sellers, retailers, catalogue, deals, points and orders in the
- * order the README gives; the seller reads every order back as it went in; the seller accepts them
+ * order docs/platform/api.md gives; the seller reads every order back as it went in; the seller accepts them
  * through its API; the marketplace cancels one and delivers another, and the seller sees both.
  */
 
@@ -164,22 +164,20 @@ t.test('from an empty database: platform key, import, the seller reads, accepts;
 })
 
 /*
- * The README's "For the marketplace" as a new user runs it: every ```sh block of the section, read from
- * README.md itself, run in order on an empty database — its `npx order-exchange …` through the CLI's own entry
+ * docs/platform/first-import.md as a new user runs it: every ```sh block of the page, read from the page
+ * itself, run in order on an empty database — its `npx order-exchange …` through the CLI's own entry
  * (runCli, with this test's DATABASE_URL), its curl commands over HTTP against the app (localhost:3000 is
- * the app's address here). The shell is read as the README writes it: single and double quotes, `$VAR`,
- * `VAR=$(…)`, `\` at a line's end, `#` comments. Anything else in a block fails the test, so a README
+ * the app's address here). The shell is read as the page writes it: single and double quotes, `$VAR`,
+ * `VAR=$(…)`, `\` at a line's end, `#` comments. Anything else in a block fails the test, so the page's
  * example cannot drift from what runs.
  */
 
-const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md')
+const FIRST_IMPORT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/platform/first-import.md')
 
-/** The section's sh blocks, in order. */
+/** The page's sh blocks, in order. */
 function marketplaceBlocks (): string[] {
-  const text = readFileSync(README, 'utf8')
-  const start = text.indexOf('\n## For the marketplace\n')
-  const end = text.indexOf('\n## ', start + 1)
-  return [...text.slice(start, end).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!)
+  const text = readFileSync(FIRST_IMPORT, 'utf8')
+  return [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!)
 }
 
 type Word = string
@@ -199,8 +197,8 @@ async function commands (
   const substitute = async (inner: string): Promise<string> => await commands(inner, vars, run)
   const variable = (i: number): [string, number] => {
     const m = /^\$([A-Z_][A-Z0-9_]*)/.exec(block.slice(i))
-    if (!m) throw new Error(`README: a lone $ at ${JSON.stringify(block.slice(i, i + 20))}`)
-    if (!vars.has(m[1]!)) throw new Error(`README: $${m[1]} is used before it is set`)
+    if (!m) throw new Error(`first-import.md: a lone $ at ${JSON.stringify(block.slice(i, i + 20))}`)
+    if (!vars.has(m[1]!)) throw new Error(`first-import.md: $${m[1]} is used before it is set`)
     return [vars.get(m[1]!)!, i + m[0].length]
   }
   const substitution = async (i: number): Promise<[string, number]> => {
@@ -240,13 +238,13 @@ async function commands (
 
 interface Answer { method: string, path: string, status: number, body: any }
 
-t.test('the README\'s first import runs as written, in order, on an empty database: every answer as the README says', async (t) => {
+t.test('the first import of docs/platform/first-import.md runs as written, in order, on an empty database: every answer as the page says', async (t) => {
   const { app, database } = await build(t)
   const base = await app.listen({ port: 0, host: '127.0.0.1' })
   const vars = new Map<string, string>()
   const answers: Answer[] = []
   const cli = async (argv: string[]): Promise<string> => {
-    if (argv[0] !== 'npx' || argv[1] !== 'order-exchange') throw new Error(`README: not runnable from a clone as written: ${argv.join(' ')}`)
+    if (argv[0] !== 'npx' || argv[1] !== 'order-exchange') throw new Error(`first-import.md: not runnable from a clone as written: ${argv.join(' ')}`)
     let out = ''; let err = ''
     const code = await runCli(argv.slice(2), { DATABASE_URL: database.url }, (line) => { out += `${line}\n` }, (line) => { err += `${line}\n` })
     t.equal(code, 0, `${argv.join(' ')} ${err}`)
@@ -261,11 +259,11 @@ t.test('the README\'s first import runs as written, in order, on an empty databa
       else if (a === '-X') method = argv[++i]
       else if (a === '-H') { const [name, ...value] = argv[++i]!.split(':'); headers[name!.trim()] = value.join(':').trim() } else if (a === '-d') body = argv[++i]
       else if (a.startsWith('http://localhost:3000/')) url = a
-      else throw new Error(`README: curl argument the test does not know: ${a}`)
+      else throw new Error(`first-import.md: curl argument the test does not know: ${a}`)
     }
     for (const [name, value] of Object.entries(headers)) {
       // curl sends what is pasted; the service refuses a header that is not visible ASCII (an ellipsis: 400).
-      if (!/^[\x20-\x7e]*$/.test(value)) throw new Error(`README: header ${name}: ${value} is not whole (not visible ASCII)`)
+      if (!/^[\x20-\x7e]*$/.test(value)) throw new Error(`first-import.md: header ${name}: ${value} is not whole (not visible ASCII)`)
     }
     method ??= body === undefined ? 'GET' : 'POST'
     const path = url!.slice('http://localhost:3000'.length)
@@ -280,10 +278,10 @@ t.test('the README\'s first import runs as written, in order, on an empty databa
     if (assignment && words.length === 1) { vars.set(assignment[1]!, assignment[2]!); return '' }
     if (words[0] === 'npx') return await cli(words)
     if (words[0] === 'curl') { await curl(words); return '' }
-    throw new Error(`README: a command the test does not run: ${words.join(' ')}`)
+    throw new Error(`first-import.md: a command the test does not run: ${words.join(' ')}`)
   }
   for (const block of marketplaceBlocks()) await commands(block, vars, run)
-  t.match(vars.get('KEY'), /^oxs_test_pk_/, 'KEY is the platform key the README issues')
+  t.match(vars.get('KEY'), /^oxs_test_pk_/, 'KEY is the platform key the page issues')
   t.match(vars.get('SELLER_KEY'), /^oxs_test_ak_/, 'SELLER_KEY is the seller\'s API key')
 
   const sent = answers.map((a) => `${a.method} ${a.path}`)
@@ -291,14 +289,14 @@ t.test('the README\'s first import runs as written, in order, on an empty databa
     'PUT /v2/platform/sellers', 'POST /v2/platform/sellers/points', 'PUT /v2/platform/retailers', 'PUT /v2/platform/catalogue',
     'PUT /v2/platform/deals', 'POST /v2/platform/orders', 'POST /v2/graphql', 'POST /v2/accounting/orders/update-status',
     'POST /v2/platform/orders/update-status'
-  ], 'the README\'s requests, in its order')
+  ], 'the page\'s requests, in its order')
   for (const a of answers) t.equal(a.status, 200, `${a.method} ${a.path}: ${JSON.stringify(a.body).slice(0, 300)}`)
   const data = (n: number) => answers[n]?.body?.data
   const counts = (d: any) => d &&
     { inserted: d.inserted, updated: d.updated, unchanged: d.unchanged, failed: d.failed, errors: d.errors }
   t.same(counts(data(0)), { inserted: 2, updated: 0, unchanged: 0, failed: 0, errors: [] }, 'sellers 101 and 102')
   t.same(counts(data(1)), { inserted: 1, updated: 0, unchanged: 0, failed: 0, errors: [] }, 'the top-up')
-  t.same(counts(data(2)), { inserted: 1, updated: 1, unchanged: 0, failed: 0, errors: [] }, 'the retailer, then its link to the second seller (the README says `updated`)')
+  t.same(counts(data(2)), { inserted: 1, updated: 1, unchanged: 0, failed: 0, errors: [] }, 'the retailer, then its link to the second seller (the page says `updated`)')
   t.same(counts(data(3)), { inserted: 1, updated: 0, unchanged: 0, failed: 0, errors: [] }, 'the item')
   t.same(counts(data(4)), { inserted: 1, updated: 0, unchanged: 0, failed: 0, errors: [] }, 'the deal')
   t.same(counts(data(5)), { inserted: 2, updated: 0, unchanged: 0, failed: 0, errors: [] }, 'both orders placed')

@@ -9,7 +9,8 @@ import { credential, platformKey } from '../helpers/fixtures.js'
 import { listen } from '../helpers/fuzz.js'
 import { invariantProblems, PLACED_AT, setupMarket, type Caller } from '../helpers/platform-market.js'
 import { serverDatabase, waitingBackend, type ServerDatabase } from '../helpers/server-database.js'
-import { ready, waitFor, type ServerProcess } from '../helpers/server-process.js'
+import { eventually } from '../helpers/eventually.js'
+import { ready, type ServerProcess } from '../helpers/server-process.js'
 
 /*
  * Faults in the middle of POST /v2/platform/orders and POST /v2/platform/orders/update-status, made
@@ -142,7 +143,7 @@ t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503
     t.teardown(held.release)
     const started = Date.now()
     const answer = call('POST', PLATFORM_ORDERS_PATH, orders)
-    const { pid, written } = await waitingBackend(sql)
+    const { pid, written } = await waitingBackend(t, sql)
     t.ok(['daily_deals', 'order_items', 'order_status_history', 'orders', 'payout_schedules', 'seller_events']
       .every((table) => written.includes(table)), `caught after its writes: ${written.join(', ')}`)
     await sql`select pg_terminate_backend(${pid})`
@@ -153,7 +154,7 @@ t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503
     t.ok(Date.now() - started < 20_000, 'answered, not hung')
     t.same(await footprint(database, ids), before, 'all or nothing: not one order, line, grab, count, job, event or notification')
 
-    await waitFor('ready again', () => ready(port), 10_000)
+    await eventually(t, 'ready again', () => ready(port), { timeoutMs: 10_000 })
     const resent = await call('POST', PLATFORM_ORDERS_PATH, orders)
     t.same([resent.status, resent.json.data?.inserted, resent.json.data?.failed], [200, N, 0], 'the re-send places them')
     const again = await call('POST', PLATFORM_ORDERS_PATH, orders)
@@ -189,7 +190,7 @@ t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503
     const held2 = await hold(url)
     t.teardown(held2.release)
     const cancelling = call('POST', PLATFORM_ORDER_STATUS_PATH, cancel)
-    const caught = await waitingBackend(sql)
+    const caught = await waitingBackend(t, sql)
     t.ok(['order_status_history', 'orders', 'points_ledger', 'refunds', 'seller_events'].every((table) => caught.written.includes(table)),
       `caught after its writes: ${caught.written.join(', ')}`)
     await sql`select pg_terminate_backend(${caught.pid})`
@@ -203,7 +204,7 @@ t.test('a backend terminated inside a 1,000-order placement: nothing stored, 503
     t.same(await footprint(database, ids), accepted, 'nothing half-applied: no cancellation, refund, points or deal given back')
     t.same(await sql`select count(*)::int as n from orders where id = any(${ids}) and status = 'CANCELLED'`, [{ n: 0 }])
 
-    await waitFor('ready again', () => ready(port), 10_000)
+    await eventually(t, 'ready again', () => ready(port), { timeoutMs: 10_000 })
     const retry = await call('POST', PLATFORM_ORDER_STATUS_PATH, cancel)
     t.same([retry.status, retry.json.data?.successful, retry.json.data?.unchangedOrderIds.length], [200, N, 0])
     const retry2 = await call('POST', PLATFORM_ORDER_STATUS_PATH, cancel)
@@ -237,15 +238,15 @@ t.test('the server SIGKILLed inside a 1,000-order placement: nothing stored; res
     const held = await hold(url)
     t.teardown(held.release)
     const answer = first.call('POST', PLATFORM_ORDERS_PATH, orders).then(() => 'answered', (err: Error) => err.message)
-    const { pid, written } = await waitingBackend(sql)
+    const { pid, written } = await waitingBackend(t, sql)
     t.ok(written.includes('orders') && written.includes('daily_deals') && written.includes('seller_events'), `caught after its writes: ${written.join(', ')}`)
     first.server.child.kill('SIGKILL')
     await first.server.exited
     t.equal(await answer, 'fetch failed', 'the client lost its connection')
     // The dead process's transaction lives on until its backend notices: let it go on, it can never commit.
     await held.release()
-    await waitFor('the orphaned backend gone', async () =>
-      (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, 30_000)
+    await eventually(t, 'the orphaned backend gone', async () =>
+      (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, { timeoutMs: 30_000 })
     t.same(await footprint(database, ids), before, 'all or nothing: the open transaction was rolled back')
 
     const { server: second, port } = await first.start()
@@ -302,12 +303,12 @@ t.test('a racing re-send with the same Idempotency-Key: one placement, the same 
     const held = await hold(database.url)
     t.teardown(held.release)
     const a = post(PLATFORM_ORDERS_PATH, orders, headers)
-    await waitingBackend(sql)
+    await waitingBackend(t, sql)
     const b = post(PLATFORM_ORDERS_PATH, orders, headers)
     // The second waits on the first's claim of the key (its uncommitted row), not on the advisory lock.
-    await waitFor('the second waiting on the first', async () => (await sql`select count(*)::int as n from pg_stat_activity
+    await eventually(t, 'the second waiting on the first', async () => (await sql`select count(*)::int as n from pg_stat_activity
       where datname = current_database() and application_name like 'order-exchange%' and wait_event_type = 'Lock'
-        and wait_event = 'transactionid'`)[0].n === 1, 10_000)
+        and wait_event = 'transactionid'`)[0].n === 1, { timeoutMs: 10_000 })
     await held.release()
     const [first, second] = await Promise.all([a, b])
     t.same([first.status, second.status], [200, 200])
@@ -327,11 +328,11 @@ t.test('a racing re-send with the same Idempotency-Key: one placement, the same 
     const held2 = await hold(database.url)
     t.teardown(held2.release)
     const c1 = post(PLATFORM_ORDER_STATUS_PATH, cancel, { 'idempotency-key': 'race-0002' })
-    await waitingBackend(sql)
+    await waitingBackend(t, sql)
     const c2 = post(PLATFORM_ORDER_STATUS_PATH, cancel, { 'idempotency-key': 'race-0002' })
-    await waitFor('the second waiting on the first', async () => (await sql`select count(*)::int as n from pg_stat_activity
+    await eventually(t, 'the second waiting on the first', async () => (await sql`select count(*)::int as n from pg_stat_activity
       where datname = current_database() and application_name like 'order-exchange%' and wait_event_type = 'Lock'
-        and wait_event = 'transactionid'`)[0].n === 1, 10_000)
+        and wait_event = 'transactionid'`)[0].n === 1, { timeoutMs: 10_000 })
     await held2.release()
     const [x, y] = await Promise.all([c1, c2])
     t.same([x.status, y.status, y.text === x.text, x.replayed, y.replayed], [200, 200, true, null, 'true'])

@@ -10,7 +10,7 @@ import { PlatformRowErrors as E } from '../../src/platform/texts.js'
 import { OrderErrors, StatusUpdateText } from '../../src/status-update/texts.js'
 
 /*
- * POST /v2/platform/orders and POST /v2/platform/orders/update-status (spec/platform.md): what placement
+ * POST /v2/platform/orders and POST /v2/platform/orders/update-status (docs/platform/orders.md): what placement
  * does (order, lines, history, deal grab, live-order count, auto-rejection job, order.placed, payout), the
  * seller reading the order back field for field, a re-send that is unchanged and a changed re-send that is
  * ORDER_CONFLICT, every reference refusal, the platform's transitions with each effect once, and races
@@ -342,7 +342,7 @@ t.test('transitions: cancel and deliver through the state machine, each effect o
     headers: { authorization: `Bearer ${apiKey}` },
     payload: { order_status: [{ Order_id: 3, Order_Status: 'ORDER_COMPLETED_BY_SELLER' }, { Order_id: 1, Order_Status: 'CANCELLED' }] }
   })
-  t.equal(complete.statusCode, 400, 'CANCELLED is not a seller\'s status: spec 7.2\'s 400 with data')
+  t.equal(complete.statusCode, 400, 'CANCELLED is not a seller\'s status: the invalid status\'s 400 with data')
   t.same(complete.json().data.errors, [orderError(1, 1, OrderErrors.invalidStatus)])
   t.same(await sql`select status from orders where id = 3`, [{ status: 'ORDER_COMPLETED_BY_SELLER' }])
   const platformAccept = await transition([{ Order_id: 1, Order_Status: 'ORDER_ACCEPTED' }])

@@ -1,12 +1,13 @@
 import t from 'tap'
 import type { InjectOptions } from 'fastify'
 import { build } from '../helpers/build.js'
+import { eventually } from '../helpers/eventually.js'
 import { createSeller, credential, platformKey } from '../helpers/fixtures.js'
 import { PLATFORM_POINTS_PATH, PLATFORM_SELLERS_PATH, restEndpoints } from '../../src/routes/rest-contract.js'
 import { PlatformRowErrors as E } from '../../src/platform/texts.js'
 
 /*
- * PUT /v2/platform/sellers and POST /v2/platform/sellers/points (spec/platform.md): the per-row results,
+ * PUT /v2/platform/sellers and POST /v2/platform/sellers/points (docs/platform/api.md): the per-row results,
  * every refusal's text and code, a re-send that changes nothing, the points ledger equal to the balance,
  * racing re-sends, and the platform key kept apart from the seller credentials in both directions (for
  * every platform route: PUT /v2/platform/retailers has its own file, retailers.test.ts).
@@ -228,16 +229,14 @@ t.test('a backend terminated mid-batch: all or nothing, and a re-send converges'
   await held`begin`
   await held`lock table stores in exclusive mode`
   const pending = sellers(batch)
-  let victim: number | undefined
-  for (let i = 0; i < 100 && victim === undefined; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50))
+  const victim: number = await eventually(t, 'the batch waiting inside its transaction', async () => {
     // This database's (pg_locks is the server's, and the test databases, copies of one template, share oids).
     const [row] = await database.sql`select pid from pg_locks where relation = 'stores'::regclass and not granted
       and database = (select oid from pg_database where datname = current_database())`
-    victim = row?.pid
-  }
+    return row?.pid as number | undefined
+  })
   t.ok(victim, 'the batch is waiting inside its transaction')
-  await database.sql`select pg_terminate_backend(${victim!})`
+  await database.sql`select pg_terminate_backend(${victim})`
   await held`rollback`
   held.release()
   const res = await pending

@@ -8,7 +8,7 @@ import { PlatformRowErrors as E } from '../../src/platform/texts.js'
 import { platformDocs } from '../../src/routes/platform-docs.js'
 
 /*
- * PUT /v2/platform/retailers (spec/platform.md): the per-row results, every refusal's text and code, a
+ * PUT /v2/platform/retailers (docs/platform/api.md): the per-row results, every refusal's text and code, a
  * re-send that rewrites no row (xmin unchanged), one retailer linked to several sellers in one batch and
  * across batches with each seller's sync IDs left alone, racing batches, and what each seller reads back
  * through its orders: the same retailer, field for field, with its own sync IDs only.

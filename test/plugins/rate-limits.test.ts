@@ -5,7 +5,7 @@ import { Redis } from 'ioredis'
 import { buildApp } from '../../src/app.js'
 import { build, testConfig } from '../helpers/build.js'
 import { credential, platformKey, seedDemo } from '../helpers/fixtures.js'
-import { accept, createShop } from '../status-update/helpers.js'
+import { accept, createShop } from '../helpers/status-update.js'
 
 /*
  * Rate limits per credential: REST requests per minute, GraphQL query cost from a refilling bucket,

@@ -5,7 +5,8 @@ import { REFERENCES_SYNC_PATH } from '../../src/routes/rest-contract.js'
 import { createSeller, credential } from '../helpers/fixtures.js'
 import { createCatalogue } from '../helpers/order-fixtures.js'
 import { serverDatabase, waitingBackend } from '../helpers/server-database.js'
-import { ready, waitFor } from '../helpers/server-process.js'
+import { eventually } from '../helpers/eventually.js'
+import { ready } from '../helpers/server-process.js'
 
 /*
  * The server process SIGKILLed in the middle of a large references sync (20,000 items and 20,000 offers),
@@ -75,15 +76,15 @@ t.test('the server SIGKILLed inside a 40,000-row references sync: nothing stored
 
   const first = await start()
   const answer = first.send().then(() => 'answered', (err: Error) => err.message)
-  const { pid, written } = await waitingBackend(sql, 'the sync', 60_000)
+  const { pid, written } = await waitingBackend(t, sql, 'the sync', 60_000)
   t.ok(written.includes('items') && written.includes('offers'), `caught after its writes: ${written.join(', ')}`)
   first.server.child.kill('SIGKILL')
   await first.server.exited
   t.equal(await answer, 'fetch failed', 'the client lost its connection')
   // The dead process's transaction lives until its backend notices: let it go on, it can never commit.
   await release()
-  await waitFor('the orphaned backend gone', async () =>
-    (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, 30_000)
+  await eventually(t, 'the orphaned backend gone', async () =>
+    (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, { timeoutMs: 30_000 })
   t.same(await state(), { items: 0, offers: 0 }, 'all or nothing: the items written before the kill were rolled back')
 
   const second = await start()
@@ -127,13 +128,13 @@ t.test('a backend terminated while the item writes wait and the offer writes are
   const first = await start()
   await holder`select pg_advisory_lock(${HOLD})`
   const answer = send(first.port)
-  const { pid } = await waitingBackend(sql, 'the sync', 30_000)
+  const { pid } = await waitingBackend(t, sql, 'the sync', 30_000)
   await sql`select pg_terminate_backend(${pid})`
   await holder`select pg_advisory_unlock(${HOLD})`
   const cut = await answer
   t.same([cut.status, cut.json.code], [503, 'SERVICE_UNAVAILABLE'], 'the REST 503 of a database that went away')
   t.same(await state(), { items: 0, offers: 0 }, 'nothing stored of either type')
-  await waitFor('ready again', () => ready(first.port), 10_000)
+  await eventually(t, 'ready again', () => ready(first.port), { timeoutMs: 10_000 })
   const again = await send(first.port)
   t.same([again.status, again.json.data?.inserted, again.json.data?.failed], [200, 2 * n, 0], 'the same call applies every row')
   t.same(await state(), { items: n, offers: n })
@@ -148,9 +149,10 @@ t.test('a backend terminated while the item writes wait and the offer writes are
   const second = await start({ SHUTDOWN_GRACE_MS: '10000' })
   await holder`select pg_advisory_lock(${HOLD})`
   const finishing = send(second.port)
-  await waitingBackend(sql, 'the sync', 30_000)
+  await waitingBackend(t, sql, 'the sync', 30_000)
   second.server.child.kill('SIGTERM')
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  // Drained to the one thing left: the signal taken, the listener closed, only the sync in flight.
+  await eventually(t, 'the server closing', async () => !(await ready(second.port)))
   t.equal(second.server.child.exitCode, null, 'still running while the sync is in flight')
   await holder`select pg_advisory_unlock(${HOLD})`
   const done = await finishing

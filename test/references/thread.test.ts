@@ -7,7 +7,7 @@ import { REFERENCES_SYNC_PATH } from '../../src/routes/rest-contract.js'
 import { build } from '../helpers/build.js'
 import { createSeller, credential } from '../helpers/fixtures.js'
 import { listen } from '../helpers/fuzz.js'
-import { waitFor } from '../helpers/server-process.js'
+import { eventually } from '../helpers/eventually.js'
 
 /*
  * The references thread (src/references/reference-engine.ts) as a part that fails: stopped while a body
@@ -54,7 +54,7 @@ t.test('the thread stopped while the body streams in: 500, nothing stored; the n
     body: stream,
     duplex: 'half'
   } as RequestInit)
-  await waitFor('the thread started', () => app.referenceEngine.worker !== undefined, 10_000)
+  await eventually(t, 'the thread started', () => app.referenceEngine.worker !== undefined, { timeoutMs: 10_000 })
   const first = app.referenceEngine.worker!
   await first.terminate()
   sendRest()
@@ -87,9 +87,9 @@ t.test('the thread stopped while the sync waits for the seller\'s lock: 500, the
   })
   // This database's waiter only: pg_locks is the whole server's, and a test file running beside this one can
   // wait on the same key in its own database (it did in CI; the thread was then not started yet).
-  await waitFor('the sync waits for the lock', async () => (await database.sql`select 1 from pg_locks
+  await eventually(t, 'the sync waits for the lock', async () => (await database.sql`select 1 from pg_locks
     where locktype = 'advisory' and not granted and classid = ${lock[0]} and objid = ${lock[1]}
-      and database = (select oid from pg_database where datname = current_database())`).length > 0, 10_000)
+      and database = (select oid from pg_database where datname = current_database())`).length > 0, { timeoutMs: 10_000 })
   await app.referenceEngine.worker!.terminate()
   await holder`select pg_advisory_unlock(${lock[0]}, ${lock[1]})`
   const res = await answer

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { serve, type Served } from '../client/helpers.js'
+import { serve, type Served } from '../helpers/client.js'
 import { restEndpoints } from '../../src/routes/rest-contract.js'
 
 /*

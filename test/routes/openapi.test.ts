@@ -93,7 +93,7 @@ t.test('each endpoint: its security, request, every answer, and examples the sch
     invalidStatus: { value: { error: true, status: false, statusCode: 400, message: 'Invalid order status', data: { errors: [{ error: 'Invalid order status' }] } } },
     statusRequired: { value: { message: 'Order status is required' } },
     invalidJson: { value: { message: 'Invalid JSON format' } }
-  }, 'spec 7.1 and 7.2 as the contract writes them')
+  }, 'the request-level and per-order texts as the contract writes them')
   t.match(update.responses['401']!.content['application/json'].examples, { unauthorized: { value: { error: true, status: false, statusCode: 401, message: 'Unauthorized' } } })
   t.match(cases[1]!.operation.responses['200']!.content['application/json'].examples, {
     synced: { value: { data: { unmatched: { retailerSyncIds: { count: 1, examples: ['RET-NEW-0042'] } } } } }
@@ -113,7 +113,7 @@ t.test('the webhook endpoints: paths with {id}, methods, API key as Bearer, the 
     'POST /v2/webhooks/endpoints/{id}/test',
     'GET /v2/webhooks/endpoints/{id}/deliveries',
     'POST /v2/webhooks/endpoints/{id}/replay'
-  ], 'the eight routes of README "Webhook endpoints" are in the contract')
+  ], 'the eight routes of docs/api/webhooks.md are in the contract')
   const operationIds = new Set<string>()
   for (const [name, endpoint] of webhooks as Array<[string, Endpoint]>) {
     const operation = document.paths[endpoint.path]?.[endpoint.method.toLowerCase()] as Operation | undefined
@@ -154,7 +154,7 @@ t.test('the webhook endpoints: paths with {id}, methods, API key as Bearer, the 
   const create = document.paths['/v2/webhooks/endpoints'].post as Operation
   t.match(create.requestBody.content['application/json'].examples, {
     erp: { value: { url: 'https://erp.example.com/hooks/orders', types: ['order.placed', 'order.cancelled'], description: 'ERP' } }
-  }, 'the README\'s request')
+  }, 'the documented request')
   t.match(create.responses['201']!.content['application/json'].examples, {
     created: {
       value: {
@@ -165,7 +165,7 @@ t.test('the webhook endpoints: paths with {id}, methods, API key as Bearer, the 
         data: { url: 'https://erp.example.com/hooks/orders', status: 'ENABLED', disabledReason: null, secret: /^whsec_/ }
       }
     }
-  }, 'and the README\'s answer')
+  }, 'and the documented answer')
   t.match(create.responses['409']!.content['application/json'].examples, { tooMany: { value: { code: 'TOO_MANY_WEBHOOK_ENDPOINTS' } } })
   t.match(create.responses['400']!.content['application/json'].examples, {
     notHttps: { value: { code: 'INVALID_WEBHOOK_URL', message: 'url must use https' } },

@@ -6,7 +6,8 @@ import { Pipeline } from '../../src/seed/pipeline.js'
  * and a failing batch stops the seed with its own error after the others in flight have settled.
  */
 
-const tick = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+/** Work that takes `n` turns of the microtask queue: batches of other lengths end in their own order, no clock. */
+const turns = async (n: number): Promise<void> => { for (let i = 0; i < n; i++) await Promise.resolve() }
 
 t.test('never more than its size in flight, and every piece of work finishes', async (t) => {
   const pipeline = new Pipeline(3)
@@ -17,7 +18,7 @@ t.test('never more than its size in flight, and every piece of work finishes', a
     await pipeline.add((async () => {
       running++
       peak = Math.max(peak, running)
-      await tick(1 + (i * 7) % 5)
+      await turns(1 + (i * 7) % 5)
       running--
       done.push(i)
     })())
@@ -31,9 +32,9 @@ t.test('never more than its size in flight, and every piece of work finishes', a
 t.test('a failure is thrown once the others in flight settled, and nothing is left unobserved', async (t) => {
   const pipeline = new Pipeline(3)
   let settled = 0
-  const slow = async (): Promise<void> => { await tick(30); settled++ }
+  const slow = async (): Promise<void> => { await turns(30); settled++ }
   await pipeline.add(slow())
-  await pipeline.add((async () => { await tick(1); throw new Error('batch 2 refused') })())
+  await pipeline.add((async () => { await turns(1); throw new Error('batch 2 refused') })())
   // The third fills the pipeline: add() waits for the first to settle (the failure), then drains the rest.
   await t.rejects(pipeline.add(slow()), { message: 'batch 2 refused' })
   t.equal(settled, 2, 'both other batches finished before the error surfaced')

@@ -4,7 +4,7 @@ import { seedDemo } from '../helpers/fixtures.js'
 import { changeOrderStatus, type ChangeOrderStatusInput } from '../../src/status-update/change-status.js'
 import { recordingEvents } from '../../src/events/record-events.js'
 import { notificationsOf } from '../helpers/effects.js'
-import { createShop, orderStatus, queuedJobs, sellerPoints } from './helpers.js'
+import { createShop, orderStatus, queuedJobs, sellerPoints } from '../helpers/status-update.js'
 
 /* changeOrderStatus: the one-order path that the auto-rejection task (effects worker) calls. */
 

@@ -3,7 +3,7 @@ import { build } from '../helpers/build.js'
 import { notificationsOf } from '../helpers/effects.js'
 import type { Caller } from '../../src/credentials/service.js'
 import { updateOrderStatusesWith } from '../../bench/status-update/strategies.js'
-import { accept, complete, createShop, post, queuedJobs, reject, type Item } from './helpers.js'
+import { accept, complete, createShop, post, queuedJobs, reject, type Item } from '../helpers/status-update.js'
 
 /*
  * Several batches racing on the same 100 orders of a seller whose points cover only some of them. Row

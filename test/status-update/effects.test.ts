@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import { OrderErrors } from '../../src/status-update/texts.js'
-import { accept, complete, createShop, failed, ok, orderStatus, post, queuedJobs, reject, sellerPoints } from './helpers.js'
+import { accept, complete, createShop, failed, ok, orderStatus, post, queuedJobs, reject, sellerPoints } from '../helpers/status-update.js'
 import type { TestDatabase as Database } from '../helpers/build.js'
 import { notificationsOf } from '../helpers/effects.js'
 import { readEventBodies } from '../../src/events/event-body.js'
@@ -9,7 +9,10 @@ import { notificationOf, type Notification } from '../../src/effects/notificatio
 import { whatsappRecipient } from '../../src/effects/transports/whatsapp-cloud.js'
 import type { NotificationChannel } from '../../src/effects/jobs.js'
 
-/* The effects of spec 3.3, each checked in the database, and checked absent where they must not happen. */
+/*
+ * The effects of each move (docs/api/status-updates.md), each checked in the database, and checked absent
+ * where they must not happen.
+ */
 
 /** The notifications of an order as the deliverer would send them now: its deliveries' events, per channel. */
 async function notificationsSent (database: Database, orderId: number): Promise<Notification[]> {

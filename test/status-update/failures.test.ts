@@ -8,7 +8,7 @@ import { updateOrderStatusesWith, type BatchStrategy } from '../../bench/status-
 import { build, testConfig, testDatabase } from '../helpers/build.js'
 import { notificationsOf } from '../helpers/effects.js'
 import { OrderErrors } from '../../src/status-update/texts.js'
-import { accept, complete, createShop, failed, ok, orderStatus, post, queuedJobs, reject } from './helpers.js'
+import { accept, complete, createShop, failed, ok, orderStatus, post, queuedJobs, reject } from '../helpers/status-update.js'
 
 /* A storage failure costs one order, whichever way the batch is written; the details go to the log only. */
 

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { build } from '../helpers/build.js'
 import { credential } from '../helpers/fixtures.js'
-import { accept, createShop, ok, orderStatus, post, URL } from './helpers.js'
+import { accept, createShop, ok, orderStatus, post, URL } from '../helpers/status-update.js'
 
-/* Spec 7.1 (request-level errors) and the request rules of decisions.md, through HTTP. */
+/* The request-level errors and request rules of docs/api/status-updates.md, through HTTP. */
 
 const unauthorized = { error: true, status: false, statusCode: 401, message: 'Unauthorized', code: 'UNAUTHENTICATED' }
 const required = { error: true, status: false, statusCode: 400, message: 'Order status is required', code: 'ORDER_STATUS_REQUIRED' }

@@ -2,9 +2,9 @@ import t from 'tap'
 import { build } from '../helpers/build.js'
 import type { OrderStatus } from '../../src/db/schema.js'
 import { OrderErrors } from '../../src/status-update/texts.js'
-import { accept, complete, createShop, failed, ok, orderStatus, post, reject, sellerPoints, type Item } from './helpers.js'
+import { accept, complete, createShop, failed, ok, orderStatus, post, reject, sellerPoints, type Item } from '../helpers/status-update.js'
 
-/* The state machine of decisions.md and every per-order error of spec 7.2 / decisions.md, through HTTP. */
+/* The moves and every per-order error of docs/api/status-updates.md, through HTTP. */
 
 const ALL: OrderStatus[] = ['ORDER_PLACED', 'ORDER_ACCEPTED', 'ORDER_REJECTED_BY_SELLER', 'ORDER_COMPLETED_BY_SELLER', 'CANCELLED', 'DELIVERED']
 const TARGETS = ['ORDER_ACCEPTED', 'ORDER_REJECTED_BY_SELLER', 'ORDER_COMPLETED_BY_SELLER'] as const
@@ -134,7 +134,7 @@ t.test('Order_id must be a positive integer; a string of digits is taken; an ite
   t.equal(await orderStatus(database, id), 'ORDER_ACCEPTED', 'Order_id "<digits>" addressed the order')
 })
 
-t.test('spec 7.2: a status that is not one of the three makes the answer 400 even when the item\'s id is unusable too', async (t) => {
+t.test('a status that is not one of the three makes the answer 400 even when the item\'s id is unusable too', async (t) => {
   const { app, database } = await build(t)
   const shop = await createShop(database)
   const key = await shop.apiKey()

@@ -27,3 +27,18 @@ t.test('an import cycle is an error', async (t) => {
   const hit = await rulesHit('src/effects/transports/types.ts', "import { createTransports } from './factory.js'\nexport const x = createTransports\n")
   t.ok(hit.includes('import-x/no-cycle'))
 })
+
+t.test('a fixed pause in a test is an error; the allowed helpers may use a timer', async (t) => {
+  const pause = 'export async function pause (): Promise<void> { await new Promise((resolve) => setTimeout(resolve, 500)) }\n'
+  t.ok((await rulesHit('test/effects/probe.test.ts', pause)).includes('no-restricted-globals'), 'setTimeout in a test file')
+  t.ok((await rulesHit('test/helpers/probe.ts', 'export const churn = setInterval(() => {}, 5)\n')).includes('no-restricted-globals'),
+    'setInterval in a helper that is not allowed one')
+  t.ok((await rulesHit('test/effects/probe.test.ts', "import { setTimeout as wait } from 'node:timers/promises'\nawait wait(500)\n"))
+    .includes('no-restricted-imports'), 'timers/promises')
+  t.ok((await rulesHit('test/effects/probe.test.ts', 'declare function sleep (ms: number): Promise<void>\nawait sleep(500)\n'))
+    .includes('no-restricted-syntax'), 'a sleep() call')
+  t.ok((await rulesHit('test/effects/probe.test.ts', 'globalThis.setTimeout(() => {}, 500)\n')).includes('no-restricted-properties'),
+    'globalThis.setTimeout')
+  t.same(await rulesHit('test/helpers/receiver.ts', pause), [], 'an allowed helper (a receiver slow on purpose)')
+  t.same(await rulesHit('src/effects/probe.ts', pause), [], 'the service itself is not concerned')
+})

@@ -1,6 +1,7 @@
 import net from 'node:net'
 import t from 'tap'
 import postgres from 'postgres'
+import { eventually } from '../helpers/eventually.js'
 import { startTopology, topologyAvailable, type Topology } from './cluster.js'
 
 /*
@@ -89,7 +90,10 @@ if (!available.ok) {
     await t.test('paused replay makes lag', async (t) => {
       await topology.pauseReplay()
       await bouncer`insert into smoke values (9999, 'while paused')`
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      // The standby has received the row's WAL (streaming goes on while replay is paused): not replayed, not seen.
+      const [{ written }] = await bouncer<Array<{ written: string }>>`select pg_current_wal_lsn()::text as written`
+      await eventually(t, 'the standby received the row', async () =>
+        (await standby<Array<{ received: boolean }>>`select pg_last_wal_receive_lsn() >= ${written}::pg_lsn as received`)[0].received)
       t.equal(await standbyCount(), 26, 'the standby does not see the new row')
       const lag = await topology.replayLagBytes()
       t.ok(lag > 0, `replayLagBytes > 0 while paused (${lag})`)

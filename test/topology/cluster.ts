@@ -4,6 +4,7 @@ import net, { type AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import postgres from 'postgres'
+import { eventually, TimedOut } from '../helpers/eventually.js'
 
 /*
  * A small production-shaped PostgreSQL topology for integration tests, started on this machine from the
@@ -141,10 +142,6 @@ function quoted (value: string): string {
   return `'${value.replaceAll("'", "''")}'`
 }
 
-function sleep (ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
-}
-
 /** A short-lived client: one connection, no notices, ended before returning. */
 async function withClient<T> (url: string, fn: (sql: postgres.Sql) => Promise<T>, connectTimeout = 5): Promise<T> {
   const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: connectTimeout })
@@ -205,14 +202,14 @@ function hasExited (child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null
 }
 
-/** Resolves true once the child has exited, false after `ms`. The timer keeps the event loop alive meanwhile. */
-function waitForExit (child: ChildProcess, ms: number): Promise<boolean> {
-  if (hasExited(child)) return Promise.resolve(true)
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => { child.off('exit', onExit); resolve(false) }, ms)
-    const onExit = (): void => { clearTimeout(timer); resolve(true) }
-    child.once('exit', onExit)
-  })
+/** Resolves true once the child has exited, false after `ms`. The polling keeps the event loop alive meanwhile. */
+async function waitForExit (child: ChildProcess, ms: number): Promise<boolean> {
+  try {
+    return await eventually(null, 'the child to exit', () => hasExited(child), { timeoutMs: ms, intervalMs: 20 })
+  } catch (err) {
+    if (err instanceof TimedOut) return false
+    throw err
+  }
 }
 
 /** Topologies not stopped yet, stopped on the spot when the process exits. */
@@ -273,13 +270,19 @@ class Cluster implements Topology {
     const child = this.spawnAs(path.join(this.binDir, name), args, logFile)
     this.register(child, 'SIGTERM')
     this.tools.add(child)
-    const outcome = await new Promise<string | null>((resolve) => {
-      const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(`timed out after ${timeoutMs} ms`) }, timeoutMs)
-      child.once('error', (err) => { clearTimeout(timer); resolve(err.message) })
-      child.once('exit', (code, signal) => { clearTimeout(timer); resolve(code === 0 ? null : `exit ${code ?? signal}`) })
-    })
+    // null once it exited 0; else what went wrong.
+    let outcome: string | null | undefined
+    child.once('error', (err) => { outcome ??= err.message })
+    child.once('exit', (code, signal) => { outcome ??= code === 0 ? null : `exit ${code ?? signal}` })
+    try {
+      await eventually(null, `${name} to finish`, () => outcome !== undefined, { timeoutMs, intervalMs: 20 })
+    } catch (err) {
+      if (!(err instanceof TimedOut)) throw err
+      child.kill('SIGKILL')
+      outcome = `timed out after ${timeoutMs} ms`
+    }
     this.tools.delete(child)
-    if (outcome !== null) throw new TopologyError(`${name} ${args.join(' ')} failed (${outcome}):\n${tail(logFile, offset)}`)
+    if (outcome !== null && outcome !== undefined) throw new TopologyError(`${name} ${args.join(' ')} failed (${outcome}):\n${tail(logFile, offset)}`)
   }
 
   /** Starts a long-running process as the server's user, its output appended to <name>.log. */
@@ -299,24 +302,25 @@ class Cluster implements Topology {
   /** Polls `probe` until it returns true; fails early, with the log, when the process has died. */
   async waitUntil (daemon: Daemon, what: string, probe: () => Promise<boolean>,
     timeoutMs = START_TIMEOUT_MS): Promise<void> {
-    const deadline = Date.now() + timeoutMs
     let last = ''
-    for (;;) {
-      if (daemon.spawnError) throw new TopologyError(`${daemon.name} could not start: ${daemon.spawnError.message}`)
-      if (hasExited(daemon.child)) {
-        const output = tail(daemon.logFile, daemon.logOffset, 1000)
-        throw new ExitedEarly(`${daemon.name} exited (${daemon.child.exitCode ?? daemon.child.signalCode}) before ${what}:\n${tail(daemon.logFile, daemon.logOffset)}`,
-          output.includes('Address already in use'))
-      }
-      try {
-        if (await probe()) return
-      } catch (err) {
-        last = (err as Error).message
-      }
-      if (Date.now() > deadline) {
-        throw new TopologyError(`${daemon.name} not ${what} after ${timeoutMs} ms (last error: ${last || 'none'}):\n${tail(daemon.logFile, daemon.logOffset)}`)
-      }
-      await sleep(100)
+    try {
+      await eventually(null, `${daemon.name} ${what}`, async () => {
+        if (daemon.spawnError) throw new TopologyError(`${daemon.name} could not start: ${daemon.spawnError.message}`)
+        if (hasExited(daemon.child)) {
+          const output = tail(daemon.logFile, daemon.logOffset, 1000)
+          throw new ExitedEarly(`${daemon.name} exited (${daemon.child.exitCode ?? daemon.child.signalCode}) before ${what}:\n${tail(daemon.logFile, daemon.logOffset)}`,
+            output.includes('Address already in use'))
+        }
+        try {
+          return await probe()
+        } catch (err) {
+          last = (err as Error).message
+          return false
+        }
+      }, { timeoutMs, intervalMs: 100 })
+    } catch (err) {
+      if (!(err instanceof TimedOut)) throw err
+      throw new TopologyError(`${daemon.name} not ${what} after ${timeoutMs} ms (last error: ${last || 'none'}):\n${tail(daemon.logFile, daemon.logOffset)}`)
     }
   }
 
@@ -340,10 +344,13 @@ class Cluster implements Topology {
       // Since PostgreSQL 14 the pause is only requested here; wait until replay has really stopped.
       const [{ version }] = await sql<Array<{ version: number }>>`select current_setting('server_version_num')::int as version`
       if (version < 140000) return
-      const deadline = Date.now() + 10_000
-      while ((await sql<Array<{ state: string }>>`select pg_get_wal_replay_pause_state() as state`)[0].state !== 'paused') {
-        if (Date.now() > deadline) throw new TopologyError('standby replay did not pause within 10 s')
-        await sleep(20)
+      try {
+        await eventually(null, 'standby replay paused', async () =>
+          (await sql<Array<{ state: string }>>`select pg_get_wal_replay_pause_state() as state`)[0].state === 'paused',
+        { timeoutMs: 10_000, intervalMs: 20 })
+      } catch (err) {
+        if (!(err instanceof TimedOut)) throw err
+        throw new TopologyError('standby replay did not pause within 10 s')
       }
     })
   }
@@ -366,18 +373,19 @@ class Cluster implements Topology {
     const target = await withClient(this.primaryUrl, async (sql) =>
       (await sql<Array<{ lsn: string }>>`select pg_current_wal_lsn()::text as lsn`)[0].lsn)
     await withClient(this.standbyUrl, async (sql) => {
-      const deadline = Date.now() + timeoutMs
-      for (;;) {
-        const [state] = await sql<Array<{ done: boolean, replayed: string | null, paused: boolean }>>`
-          select coalesce(pg_last_wal_replay_lsn() >= ${target}::pg_lsn, false) as done,
-                 pg_last_wal_replay_lsn()::text as replayed, pg_is_wal_replay_paused() as paused`
-        if (state.done) return
-        if (Date.now() > deadline) {
-          const standby = this.daemons.find((d) => d.name === 'standby')
-          throw new TopologyError(`standby did not replay up to ${target} within ${timeoutMs} ms (replayed ${state.replayed}` +
-            `${state.paused ? ', replay is paused: call resumeReplay() first' : ''}):\n${standby ? tail(standby.logFile, standby.logOffset) : ''}`)
-        }
-        await sleep(20)
+      let state = { done: false, replayed: null as string | null, paused: false }
+      try {
+        await eventually(null, `standby replayed up to ${target}`, async () => {
+          [state] = await sql<Array<{ done: boolean, replayed: string | null, paused: boolean }>>`
+            select coalesce(pg_last_wal_replay_lsn() >= ${target}::pg_lsn, false) as done,
+                   pg_last_wal_replay_lsn()::text as replayed, pg_is_wal_replay_paused() as paused`
+          return state.done
+        }, { timeoutMs, intervalMs: 20 })
+      } catch (err) {
+        if (!(err instanceof TimedOut)) throw err
+        const standby = this.daemons.find((d) => d.name === 'standby')
+        throw new TopologyError(`standby did not replay up to ${target} within ${timeoutMs} ms (replayed ${state.replayed}` +
+          `${state.paused ? ', replay is paused: call resumeReplay() first' : ''}):\n${standby ? tail(standby.logFile, standby.logOffset) : ''}`)
       }
     })
   }

@@ -3,10 +3,11 @@ import { migrate } from '../../src/db/migrate.js'
 import { openDatabase } from '../../src/db/client.js'
 import { rawClient, type TestDatabase } from '../helpers/build.js'
 import { credential } from '../helpers/fixtures.js'
-import { startReceiver } from '../helpers/receiver.js'
-import { freePort, ready, startServer, waitFor, type ServerProcess } from '../helpers/server-process.js'
+import { answerAfter, startReceiver } from '../helpers/receiver.js'
+import { eventually } from '../helpers/eventually.js'
+import { freePort, ready, startServer, type ServerProcess } from '../helpers/server-process.js'
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process.js'
-import { accept, complete, createShop, reject } from '../status-update/helpers.js'
+import { accept, complete, createShop, reject } from '../helpers/status-update.js'
 import { startTopology, topologyAvailable, type Topology } from './cluster.js'
 
 /*
@@ -41,7 +42,7 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
   const orderIds = await shop.orders(ORDERS, { paymentMode: 'PREPAID' })
   const apiKey = await shop.apiKey()
   const token = await credential(database, shop.sellerId, 'access-token')
-  const receiver = await startReceiver(t, () => new Promise((resolve) => setTimeout(() => resolve(200), 5)))
+  const receiver = await startReceiver(t, answerAfter(5))
   await topology.waitForReplay()
 
   const common = {
@@ -76,7 +77,7 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
       if (instance.server.child.exitCode === null) { instance.server.child.kill('SIGKILL'); await instance.server.exited }
     }
   })
-  for (const instance of instances) await waitFor(`API :${instance.port} ready`, () => ready(instance.port), 60_000)
+  for (const instance of instances) await eventually(t, `API :${instance.port} ready`, () => ready(instance.port), { timeoutMs: 60_000 })
   // The harness sets no timeouts on the role: an instance behind the pooler says what that leaves off.
   t.match(instances[0]!.server.lines().find((l) => /session timeouts are not sent/.test(l.msg ?? '')),
     { missing: ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'] }, 'the missing role timeouts are named at start')
@@ -86,7 +87,7 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
   /** A request to a live instance; a refused or cut connection (a killed instance) goes to the other. */
   async function call (path: string, init: RequestInit): Promise<{ status: number, body: any }> {
     let lastError: unknown
-    for (let attempt = 0; attempt < 20; attempt++) {
+    return await eventually(t, () => `an answer to ${path} (last: ${String(lastError)})`, async () => {
       const live = instances.filter((i) => i.alive)
       const instance = live[Math.floor(Math.random() * live.length)]!
       try {
@@ -97,9 +98,8 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
       } catch (err) {
         lastError = err
       }
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    throw lastError
+      return null
+    }, { timeoutMs: 10_000 })
   }
 
   const deadline = Date.now() + TRAFFIC_MS
@@ -165,9 +165,10 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
     }
   }
 
-  // A third of the way in: one API instance and one worker die without warning.
+  // Once every kind of traffic is under way: one API instance and one worker die without warning.
   const killing = (async () => {
-    await new Promise((resolve) => setTimeout(resolve, TRAFFIC_MS / 3))
+    await eventually(t, () => `every kind of traffic under way (${JSON.stringify(stats)})`,
+      () => stats.batches >= 5 && stats.walks >= 1 && stats.syncs >= 1, { timeoutMs: TRAFFIC_MS })
     instances[0]!.alive = false
     instances[0]!.server.child.kill('SIGKILL')
     workers[0]!.child.kill('SIGKILL')
@@ -191,7 +192,7 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
 
   // Every event delivered, to the operator's endpoint and to the three notification channels: the surviving
   // worker's deliverer takes over the dead one's deliveries (their leases end) and its jobs.
-  await waitFor('the queue drained', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs`)[0]!.n === 0, 90_000)
+  await eventually(t, 'the queue drained', async () => (await database.sql`select count(*)::int as n from graphile_worker.jobs`)[0]!.n === 0, { timeoutMs: 90_000 })
   const events = (await database.sql`select 'evt_' || seller_id || '_' || sequence as id from seller_events
     where seller_id = ${shop.sellerId} order by sequence`).map((e) => e.id as string)
   t.ok(events.length > 0, `${events.length} events`)
@@ -199,10 +200,10 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
       'evt_' || d.seller_id || '_' || d.sequence as id
     from deliveries d join subscriptions s on s.id = d.subscription_id where d.seller_id = ${shop.sellerId}`)
     .map((d) => ({ kind: d.kind as string, status: d.status as string, id: d.id as string }))
-  await waitFor('every event dispatched and delivered', async () => {
+  await eventually(t, 'every event dispatched and delivered', async () => {
     const rows = await queued()
     return rows.length === 4 * events.length && rows.every((d) => d.status === 'DELIVERED')
-  }, 90_000)
+  }, { timeoutMs: 90_000 })
   const deliveries = await queued()
   t.same(deliveries.filter((d) => d.status !== 'DELIVERED'), [], 'each one delivered')
   // Every change here is an acceptance, completion or rejection: heard by each of the three channels.
@@ -222,7 +223,7 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
   const survivor = instances[1]!
   const readiness = async (): Promise<any> => (await fetch(`http://127.0.0.1:${survivor.port}/health/ready`)).json()
   await topology.waitForReplay()
-  await waitFor('reads on the standby', async () => (await readiness()).replica?.reads === 'replica', 10_000)
+  await eventually(t, 'reads on the standby', async () => (await readiness()).replica?.reads === 'replica', { timeoutMs: 10_000 })
   await topology.pauseReplay()
   t.teardown(() => topology.resumeReplay().catch(() => {}))
   const [placed] = await shop.orders(1)
@@ -236,9 +237,12 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
     if (res.status !== 200 || !res.body.data) throw new Error(`orders: ${res.status} ${JSON.stringify(res.body)}`)
     return res.body.data.orders.nodes.find((o: { orderId: number }) => Number(o.orderId) === placed)?.orderStatus
   }
-  await waitFor('the standby behind', async () => (await topology.replayLagBytes()) > 0, 10_000)
-  await new Promise((resolve) => setTimeout(resolve, MAX_LAG_MS + 2 * POLL_MS))
-  const lagging = await readiness()
+  await eventually(t, 'the standby behind', async () => (await topology.replayLagBytes()) > 0, { timeoutMs: 10_000 })
+  // The bound passes: the survivor's next polls measure the lag past it and send reads to the primary.
+  const lagging = await eventually(t, 'reads moved to the primary', async () => {
+    const state = await readiness()
+    return state.replica?.reads === 'primary' ? state : null
+  }, { timeoutMs: 10_000 })
   t.equal(lagging.replica.reads, 'primary', `past the bound reads go to the primary (${JSON.stringify(lagging.replica)})`)
   t.ok(lagging.replica.lagMs > MAX_LAG_MS, 'the lag is reported')
   t.equal(await status(), 'ORDER_PLACED', 'a read after the bound sees a write the standby has not replayed')
@@ -247,7 +251,7 @@ t.test('API instances and workers behind PgBouncer, reads on a streaming standby
   t.same(await standby`select id from orders where id = ${placed}`, [], 'the standby indeed lacks it')
   await topology.resumeReplay()
   await topology.waitForReplay()
-  await waitFor('reads back on the standby', async () => (await readiness()).replica?.reads === 'replica', 10_000)
+  await eventually(t, 'reads back on the standby', async () => (await readiness()).replica?.reads === 'replica', { timeoutMs: 10_000 })
   t.equal(await status(), 'ORDER_PLACED', 'and the standby, caught up, answers the same')
   const metrics = await (await fetch(`http://127.0.0.1:${survivor.port}/metrics`, { headers: { authorization: 'Bearer metrics-token-0123456789' } })).text()
   const reads = (target: string): number => Number(new RegExp(`oxs_graphql_reads_total\\{database="${target}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0)

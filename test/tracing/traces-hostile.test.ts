@@ -9,7 +9,7 @@ import { loggerOptions } from '../../src/logger.js'
 import { startTracing } from '../../src/tracing/start.js'
 import { testConfig, testDatabase } from '../helpers/build.js'
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
-import { accept, createShop, ok, URL as STATUS_URL } from '../status-update/helpers.js'
+import { accept, createShop, ok, URL as STATUS_URL } from '../helpers/status-update.js'
 
 /*
  * A caller's trace context is input like any other. With tracing on (one SDK per process, hence a file of

@@ -17,10 +17,10 @@ import { build, testConfig, testDatabase } from '../helpers/build.js'
 import { EVENTS_QUERY } from '../helpers/events.js'
 import { credential } from '../helpers/fixtures.js'
 import { startOtlpReceiver, type ExportedSpan } from '../helpers/otlp-receiver.js'
-import { waitFor } from '../helpers/server-process.js'
+import { eventually } from '../helpers/eventually.js'
 import { verifyingReceiver } from '../helpers/webhooks.js'
 import { spawnWorker } from '../helpers/worker-process.js'
-import { accept, createShop, ok, reject, URL as STATUS_URL } from '../status-update/helpers.js'
+import { accept, createShop, ok, reject, URL as STATUS_URL } from '../helpers/status-update.js'
 
 /*
  * Traces against a real OTLP/HTTP receiver (helpers/otlp-receiver.ts). The API runs in this process, with
@@ -155,9 +155,9 @@ t.test('one status batch is one trace: its request, its SQL, and the jobs it enq
   const named = (name: string): ExportedSpan[] => receiver.spans.filter((s) => s.name === name)
   // Four events (the batch's two, the unsampled accept, the auto-rejection), each to the seller's endpoint
   // and the three notification channels: a delivery attempt each. One refund.
-  await waitFor('the spans of the jobs and the deliveries', () =>
+  await eventually(t, 'the spans of the jobs and the deliveries', () =>
     named('process process-refund').length >= 1 && named('process auto-reject').length >= 1 &&
-    named('webhook delivery').length >= 16, 60_000)
+    named('webhook delivery').length >= 16, { timeoutMs: 60_000 })
   // The feed as the seller reads it, once every event is in.
   const feed = await app.inject({
     method: 'POST',

@@ -8,7 +8,8 @@ import { SecretBox } from '../../src/webhooks/secret-box.js'
 import { MAX_ENDPOINTS, WebhookText } from '../../src/webhooks/texts.js'
 import { createSeller, credential } from '../helpers/fixtures.js'
 import { serverDatabase, waitingBackend, type ServerDatabase } from '../helpers/server-database.js'
-import { ready, waitFor } from '../helpers/server-process.js'
+import { eventually } from '../helpers/eventually.js'
+import { ready } from '../helpers/server-process.js'
 
 /*
  * Faults in the middle of the webhook endpoint routes, against a real server process, made deterministic as
@@ -109,14 +110,14 @@ t.test('a backend terminated inside each mutating endpoint route: 503, nothing s
     const before = await footprint(sql, sellerId)
     await hold.take()
     const answer = call(method, path, body)
-    const { pid, written } = await waitingBackend(sql, what, 10_000)
+    const { pid, written } = await waitingBackend(t, sql, what, 10_000)
     t.ok(written.includes(table), `${what}: caught after writing ${table} (${written.join(', ')})`)
     await sql`select pg_terminate_backend(${pid})`
     await hold.give()
     const res = await answer
     t.same(res, { status: 503, retryAfter: String(RETRY_AFTER_SECONDS), json: UNAVAILABLE }, `${what}: the REST 503, nothing more`)
     t.same(await footprint(sql, sellerId), before, `${what}: nothing of it stored`)
-    await waitFor('ready again', () => ready(port), 10_000)
+    await eventually(t, 'ready again', () => ready(port), { timeoutMs: 10_000 })
     return await call(method, path, body)
   }
 
@@ -170,27 +171,28 @@ t.test('SIGTERM while an endpoint is being created: past the grace nothing is st
   const first = await made.start({ SHUTDOWN_GRACE_MS: '1000' })
   await hold.take()
   const cut = caller(first.port, key)('POST', '', { url: `${URL}/1` }).then((r) => r.status, (err: Error) => err.message)
-  const { pid } = await waitingBackend(sql, 'the creation', 10_000)
+  const { pid } = await waitingBackend(t, sql, 'the creation', 10_000)
   first.server.child.kill('SIGTERM')
   t.equal(await first.server.exited, 1, 'exit 1: the grace ran out')
   t.equal(await cut, 'fetch failed', 'the client lost its connection, no answer')
   await hold.give()
-  await waitFor('the orphaned backend gone', async () =>
-    (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, 10_000)
+  await eventually(t, 'the orphaned backend gone', async () =>
+    (await sql`select count(*)::int as n from pg_stat_activity where pid = ${pid}`)[0].n === 0, { timeoutMs: 10_000 })
   t.equal(await count(), 0, 'the cut-off creation left nothing')
 
   // Within the grace: a restarted server creates it; then a second creation waits in its transaction when the
-  // signal comes and is let go 0.5 s later. It finishes, and only then does the process exit.
+  // signal comes and is let go once the server is closing. It finishes, and only then does the process exit.
   const grace = 10_000
   const second = await made.start({ SHUTDOWN_GRACE_MS: String(grace), LOG_LEVEL: 'info' })
   const call = caller(second.port, key)
   t.equal((await call('POST', '', { url: `${URL}/1` })).status, 201, 'the restarted server creates the cut-off one')
   await hold.take()
   const answer = call('POST', '', { url: `${URL}/2` })
-  await waitingBackend(sql, 'the creation', 10_000)
+  await waitingBackend(t, sql, 'the creation', 10_000)
   const signalledAt = Date.now()
   second.server.child.kill('SIGTERM')
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  // Drained to the one thing left: the signal taken, the listener closed, only the creation in flight.
+  await eventually(t, 'the server closing', async () => !(await ready(second.port)))
   t.equal(second.server.child.exitCode, null, 'still running while the creation is in flight')
   await hold.give()
   const res = await answer

@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
 import { credential } from '../helpers/fixtures.js'
 import { storesOf } from '../helpers/platform-market.js'
-import { until, verifyingReceiver, webhookMarket, type WebhookMarket } from '../helpers/webhooks.js'
+import { verifyingReceiver, webhookMarket, type WebhookMarket } from '../helpers/webhooks.js'
+import { eventually } from '../helpers/eventually.js'
 import { WEBHOOK_ENDPOINTS_PATH } from '../../src/routes/webhook-endpoints.js'
 
 /*
@@ -60,14 +61,14 @@ t.test('a narrowed key\'s endpoint is delivered its stores\' orders\' events and
     { orderId: 9001, seller: 2 }
   ])
   await m.sellerUpdate(1, [5001, 5002, 5003, 5004].map((id) => ({ Order_id: id, Order_Status: 'ORDER_ACCEPTED' })))
-  await until(t, 'the 410 endpoint disabled', async () =>
+  await eventually(t, 'the 410 endpoint disabled', async () =>
     (await m.database.sql`select 1 from seller_events where seller_id = 1 and type = 'webhook.endpoint_disabled'`).length === 1)
 
   const wholeFeed = (await m.follow(await m.token(1))).events
   const narrowedFeed = (await m.follow(await m.token(1, { storeIds: [STORE_A] }))).events
-  await until(t, 'every event at the whole seller\'s endpoint', () =>
+  await eventually(t, () => `every event at the whole seller's endpoint (${new Set(whole.delivered.map((d) => d.id)).size} of ${wholeFeed.length})`, () =>
     new Set(whole.delivered.map((d) => d.id)).size >= wholeFeed.length)
-  await until(t, 'every in-store event at the narrowed endpoint', () =>
+  await eventually(t, () => `every in-store event at the narrowed endpoint (${new Set(inStore.delivered.map((d) => d.id)).size} of ${narrowedFeed.length})`, () =>
     new Set(inStore.delivered.map((d) => d.id)).size >= narrowedFeed.length)
   t.same(whole.unverified, [])
   t.same(inStore.unverified, [])
@@ -86,8 +87,8 @@ t.test('a narrowed key\'s endpoint is delivered its stores\' orders\' events and
   // Another round, after both are caught up: still only store A's.
   const before = inStore.delivered.length
   await m.place([{ orderId: 5005, seller: 1, storeIndex: 1 }, { orderId: 5006, seller: 1, storeIndex: 0 }])
-  await until(t, 'order 5006 at the narrowed endpoint', () => inStore.delivered.some((d) => d.orderId === '5006'))
-  await until(t, 'order 5005 at the whole seller\'s endpoint', () => whole.delivered.some((d) => d.orderId === '5005'))
+  await eventually(t, 'order 5006 at the narrowed endpoint', () => inStore.delivered.some((d) => d.orderId === '5006'))
+  await eventually(t, 'order 5005 at the whole seller\'s endpoint', () => whole.delivered.some((d) => d.orderId === '5005'))
   t.same(inStore.delivered.slice(before).map((d) => d.orderId), ['5006'])
   const [{ n }] = await m.database.sql`select count(*)::int as n from deliveries
     where subscription_id = ${madeNarrowed.json.data.id}::uuid and order_id in (5002, 5004, 5005)`
