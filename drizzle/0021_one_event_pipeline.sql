@@ -54,9 +54,9 @@ ALTER TABLE "subscription_cursors" ADD CONSTRAINT "subscription_cursors_subscrip
 INSERT INTO "subscription_cursors" ("subscription_id", "seller_id", "last_sequence")
   SELECT "id", "seller_id", "last_sequence" FROM "subscriptions";--> statement-breakpoint
 ALTER TABLE "subscriptions" DROP COLUMN "last_sequence";--> statement-breakpoint
--- The kinds for every seller. The notification channels hear what spec/platform.md's rules say (a placement
+-- The kinds for every seller. The notification channels hear what docs/platform/orders.md says (a placement
 -- and a delivery: the seller; a decision and a cancellation: everyone) from each seller's next event on; the
--- operator's endpoint is enabled by a worker whose configuration has WEBHOOK_URL (src/subscriptions/).
+-- operator's endpoint is enabled by a worker whose configuration has WEBHOOK_URL (src/delivery/shared-subscriptions.ts).
 INSERT INTO "subscriptions" ("kind", "types", "description") VALUES
   ('notify-seller', ARRAY['order.placed', 'order.accepted', 'order.rejected', 'order.completed', 'order.cancelled', 'order.delivered']::event_type[], 'notifications to the seller'),
   ('notify-customer', ARRAY['order.accepted', 'order.rejected', 'order.completed', 'order.cancelled']::event_type[], 'notifications to the customer'),

@@ -257,7 +257,7 @@ echo "exit 0 in $stop_ms ms as process 1 (grace $GRACE_S s)"
 
 # What production leaves off, on the same image: the Dockerfile prunes node_modules, and these are the paths
 # that read the most of it (the SDK's modules, swagger-ui's static files, the GraphiQL page's bundles).
-# With tracing, the young generation README recommends beside it (NODE_OPTIONS: node refuses to start on a
+# With tracing, the young generation docs/operate/observability.md recommends beside it (NODE_OPTIONS: node refuses to start on a
 # flag it does not allow there, so a start proves the recommendation works in the image).
 step "/docs, /graphiql and tracing on (EXPLORER_ENABLED, OTEL_EXPORTER_OTLP_ENDPOINT, NODE_OPTIONS)"
 port=$(free_port)
@@ -292,7 +292,7 @@ api_2_port=$(free_port)
 # The image just tested is the one compose.yaml names, so it is not built again.
 podman tag "$IMAGE" localhost/order-exchange:latest
 # No password, no stack: compose.yaml refuses rather than fall back to one written in it (unless a .env
-# beside it sets one, as the README suggests). Logged where cleanup looks: were it to get as far as the
+# beside it sets one, as docs/operate/observability.md suggests). Logged where cleanup looks: were it to get as far as the
 # dry run goes, it would have made the project's network and volume.
 if [ ! -e .env ]; then
   if env -u POSTGRES_PASSWORD podman-compose -p "$project" --dry-run up -d >"$scratch/compose-up.log" 2>&1 \

@@ -71,7 +71,7 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_WEBHOOKS_PER_MINUTE: Type.Integer({ minimum: 1, default: 120 }),
   /**
    * The GraphQL bucket: at most this many points. A full page of 100 orders asks for about 85,000 and is
-   * billed about 17,000 for orders of 3 lines (bench/README.md "GraphQL cost")…
+   * billed about 17,000 for orders of 3 lines (bench/results/2026-11-25-graphql-cost.md)…
    */
   GRAPHQL_COST_BUCKET: Type.Integer({ minimum: 100_000, default: 2_400_000 }),
   /**

@@ -2,7 +2,7 @@ import createError from '@fastify/error'
 
 /*
  * The request-level errors of every endpoint, in one table: the HTTP status, the exact message (the
- * contract's, where it has one: spec 7.1, decisions.md) and the code a client can branch on (a GraphQL
+ * contract's: docs/api/errors.md) and the code a client can branch on (a GraphQL
  * error's extensions.code). The root error handler (plugins/error-handler.ts) renders each in its
  * endpoint's own shape. Texts of one feature live beside it (status-update/texts.ts, shipments/texts.ts).
  */
@@ -60,7 +60,7 @@ InstanceType<typeof RequestError.BadRequest> {
 export const RETRY_AFTER_SECONDS = 5
 
 /**
- * A value of a read's input that the contract does not allow (decisions.md "Orders"). It names the
+ * A value of a read's input that the contract does not allow (docs/api/orders.md). It names the
  * field; the GraphQL endpoint answers it as BAD_USER_INPUT with that field.
  */
 export class InvalidInputError extends Error {

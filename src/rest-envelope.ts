@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 
 /*
- * The envelope of the REST endpoints (spec 4.2, decisions.md "Outstanding shipment sync"):
+ * The envelope of the REST endpoints (docs/api/errors.md):
  * error/status/statusCode/message and maybe data. The schemas describe the routes; the builders are the
  * only place an envelope is made.
  */
@@ -14,17 +14,17 @@ export const SuccessEnvelope = <T extends TSchema>(data: T) => Type.Object({
   data
 })
 
-/** A request-level failure (spec 7.1): no data. */
+/** A request-level failure: no data. */
 export const FailureEnvelope = Type.Object({
   error: Type.Literal(true),
   status: Type.Literal(false),
   statusCode: Type.Integer(),
   message: Type.String(),
-  // Additive (not in spec 7.1): what went wrong as a code a client can branch on (README "Error codes").
+  // Additive to the message: what went wrong as a code a client can branch on (docs/api/errors.md).
   code: Type.String({ description: 'UNAUTHENTICATED, INVALID_JSON, ORDER_STATUS_REQUIRED, INVALID_STATUS, RATE_LIMITED, …' })
 })
 
-/** A request-level failure that still reports every item (the status update's invalid status, spec 7.2). */
+/** A request-level failure that still reports every item (the status update's invalid status). */
 export const FailureEnvelopeWithData = <T extends TSchema>(data: T) =>
   Type.Composite([FailureEnvelope, Type.Object({ data })])
 

@@ -1,5 +1,5 @@
 /*
- * The seller's sync IDs (spec 2.2–2.6), as the shipment sync keys its rows and the references sync sets them.
+ * The seller's sync IDs (docs/api/references.md), as the shipment sync keys its rows and the references sync sets them.
  */
 
 /**

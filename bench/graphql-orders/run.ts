@@ -117,7 +117,7 @@ async function stop (server: Server): Promise<void> {
 }
 
 /**
- * The selection of spec 2.1–2.7 in PostGraphile's names (its inflection of the same tables). The sync IDs
+ * The full order selection in PostGraphile's names (its inflection of the same tables). The sync IDs
  * are the seller's own (migration 0009): the retailer's and the shop's link to the seller, a connection
  * of seller_retailers / seller_shops filtered on the seller (one node, or none when the seller has no link).
  */

@@ -3,7 +3,7 @@ import { Random } from '../../src/seed/random.js'
 /*
  * The intake bench's data: a marketplace world (sellers with stores, retailers linked to them with shops, a
  * catalogue, today's daily deals) and the orders placed into it, as the marketplace sends them to
- * POST /v2/platform/orders (spec/platform.md). Deterministic. Every id is the marketplace's own, in ranges
+ * POST /v2/platform/orders (docs/platform/orders.md). Deterministic. Every id is the marketplace's own, in ranges
  * far above what the demo seed assigns (it counts up from max(id)), so the background orders, the placed
  * ones, the COPY limit's and the second seed's never collide. Alongside the bodies it keeps what the
  * effects must add up to (lines, deal grabs, live orders per store, auto-rejection jobs, payouts), so the
@@ -203,7 +203,7 @@ export function makeOrder (world: World, rnd: Random, firstId: number, n: number
   }
 }
 
-/** The request body's row of an order (amounts as strings and numbers, ids as digit strings, as the spec allows). */
+/** The request body's row of an order (amounts as strings and numbers, ids as digit strings, as the route allows). */
 export function orderRow (o: GeneratedOrder): unknown {
   return {
     orderId: String(o.orderId),

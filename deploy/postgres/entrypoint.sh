@@ -1,7 +1,7 @@
 #!/bin/sh
 # First start: a cluster in PGDATA whose superuser is POSTGRES_USER (password POSTGRES_PASSWORD, required
 # from other hosts), and the database POSTGRES_DB. The service's sessions behind a transaction-pooling
-# PgBouncer cannot send their timeouts, so they are set on the role (README, "Past one machine").
+# PgBouncer cannot send their timeouts, so they are set on the role (docs/operate/deployment.md, "Past one machine").
 set -eu
 : "${POSTGRES_USER:=postgres}" "${POSTGRES_DB:=$POSTGRES_USER}"
 : "${POSTGRES_PASSWORD:?POSTGRES_PASSWORD must be set}"

@@ -20,7 +20,7 @@ export class CredentialError extends Error {
   override name = 'CredentialError'
 }
 
-/** The marketplace's own backend: a platform key, bound to no seller (spec/platform.md "Credentials"). */
+/** The marketplace's own backend: a platform key, bound to no seller (docs/platform/api.md, "Credentials"). */
 export interface PlatformCaller {
   credentialId: number
   environment: Environment

@@ -4,7 +4,7 @@ import { nextTurn } from '../event-loop-turn.js'
  * A large array parameter as PostgreSQL's array literal text, written with turns of the event loop in
  * between. postgres.js serializes an array parameter when the statement is bound, inside its socket's data
  * handler and in one go: the 50,000 sync IDs of a references sync held the event loop 15–25 ms there, and
- * every orders read of the process waited behind it (bench/README, References sync, fourth round). A
+ * every orders read of the process waited behind it (bench/results/2026-11-27-references-sync.md, fourth round). A
  * string parameter is sent as it is (postgres.js passes a non-array through its array serializer), so the
  * text built here is what PostgreSQL reads for `$n::int[]` or `$n::text[]`.
  */

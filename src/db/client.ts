@@ -76,7 +76,8 @@ export function openClient (url: string, options: OpenOptions = {}): postgres.Sq
       // A prepared statement always runs its cached generic plan. Under `auto` PostgreSQL planned the
       // unfiltered order page afresh at every execution (its custom plans looked cheaper), 1.7 ms of the
       // 4.3 ms a page of 20 cost; every statement prepared here is shaped for a generic plan (read-orders.ts),
-      // and none is slower with it (measured per filter shape: bench/README.md). Not sent to a pooler.
+      // and none is slower with it (measured per filter shape: bench/results/2026-11-24-graphql-orders.md).
+      // Not sent to a pooler.
       ...(prepare ? { plan_cache_mode: 'force_generic_plan' } : {}),
       ...timeoutSettings(options.timeouts)
     },

@@ -19,7 +19,7 @@ const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull(
 export const sellerStatus = pgEnum('seller_status', ['active', 'suspended'])
 export type SellerStatus = (typeof sellerStatus.enumValues)[number]
 
-/** A seller is the spec's company: companyId is sellers.id. */
+/** A seller is the contract's company: companyId is sellers.id. */
 export const sellers = pgTable('sellers', {
   id: serial('id').primaryKey(),
   name: text('name').notNull(),
@@ -66,7 +66,7 @@ export const shops = pgTable('shops', {
 ])
 
 /**
- * A retailer linked to a seller (it may buy from it), with that seller's own sync ID for it (spec 2.2:
+ * A retailer linked to a seller (it may buy from it), with that seller's own sync ID for it (docs/api/orders.md:
  * "assigned during retailer sync"). A seller reads only its own links and sync IDs.
  */
 export const sellerRetailers = pgTable('seller_retailers', {
@@ -80,7 +80,7 @@ export const sellerRetailers = pgTable('seller_retailers', {
   uniqueIndex('seller_retailers_sync_id_key').on(t.sellerId, t.syncId)
 ])
 
-/** A shop as one seller sees it: linked with its retailer, with the seller's own sync ID for it (spec 2.3). */
+/** A shop as one seller sees it: linked with its retailer, with the seller's own sync ID (docs/api/orders.md). */
 export const sellerShops = pgTable('seller_shops', {
   sellerId: integer('seller_id').notNull().references(() => sellers.id),
   shopId: integer('shop_id').notNull().references(() => shops.id),

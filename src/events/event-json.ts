@@ -20,7 +20,7 @@ import { EventFeedText } from './texts.js'
  * read now holds every event up to its last one: a reader that continues after `endCursor` misses nothing.
  *
  * An event's order is the order as it is now (event-order.ts), written in the same statement with the full
- * selection of spec 2.1–2.7 (orders/order-json.ts FULL_ORDER: the JSON the orders read answers its full
+ * order selection (orders/order-json.ts FULL_ORDER: the JSON the orders read answers its full
  * document with), once per order on the page. The statement writes it when the query selects exactly that,
  * in that order (as the contract's OrderFull fragment and @order-exchange/client do); any other selection
  * of it is answered by the standard execution, which reads the same full order and lets graphql-js pick

@@ -4,7 +4,7 @@ import { ORDER } from '../orders/order-model.js'
 /*
  * An event of the seller's log as the feed hands it out (GraphQL `Event`), declared once over its row of
  * seller_events (db/read-model.ts). Its own fields are as at the event; `order` is the order as it is now,
- * read with the full selection of spec 2.1–2.7 when the event is read (event-order.ts): those fields of
+ * read with the full order selection when the event is read (event-order.ts): those fields of
  * ORDER. (The log stores no order: record-events.ts.)
  */
 

@@ -31,7 +31,7 @@ import type { OrderEventType } from './event-types.js'
  * when they read (the feed, events/event-json.ts; a delivery's body, events/event-body.ts), with the read
  * model, one statement per page or batch: the event's fields are as at the event, its order as it is now.
  * Storing the order's JSON here made the log a quarter to a third of a status change or a placement
- * (bench/README "Event log"); the order as it is now is also what a receiver acts on.
+ * (bench/results/2026-11-26-event-log.md); the order as it is now is also what a receiver acts on.
  *
  * Each event keeps the traceparent of the span recording it when that span is sampled (tracing.ts), so
  * that its webhook deliveries, sent later by another process, link back to the request or job that
@@ -94,7 +94,8 @@ export async function recordingEvents<T> (
 export async function recordEvents (tx: Tx, events: readonly OrderEvent[]): Promise<void> {
   if (events.length === 0) return
   // Prepared: one text whatever the events (they and the traceparent are parameters); parsing and planning
-  // the statement on every call was measured at a fifth of a status batch's log (bench/README).
+  // the statement on every call was measured at a fifth of a status batch's log
+  // (bench/results/2026-11-27-event-log.md).
   await prepared(tx, recordEventsStatement(events, sampledTraceparent()))
 }
 

@@ -21,7 +21,7 @@ export const SCHEMA_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.u
  * own routes are off: ours (route.ts) decide what a request may carry, then hand the text to it.
  *
  * No graphql-jit: it compiles parts of each document into JavaScript, and the throughput it bought was
- * measured too small to carry that risk (bench/README.md, "JIT").
+ * measured too small to carry that risk (bench/results/2026-11-22-graphql-jit.md).
  */
 export function mercuriusOptions (resolverMap: IResolvers, loaders?: MercuriusLoaders): MercuriusOptions {
   return {

@@ -72,7 +72,7 @@ export const resolvers: Resolvers = {
     // Events of orders in the credential's stores only, as orders: a narrowed credential reads those.
     async events (_root, { input }, ctx, info) {
       const filter = parseEventListInput(input)
-      // An event's order is read as the full selection of spec 2.1–2.7 (events/event-order.ts): nothing else.
+      // An event's order is read as the full order selection (events/event-order.ts): nothing else.
       const order = nodeFieldNodes(info, 'order')
       const outside = order && fieldOutside(info.schema.getType('Order') as GraphQLObjectType, order, info.fragments, FULL_ORDER)
       if (outside) throw new InvalidInputError('order', EventFeedText.outsideFullOrder(outside))
@@ -83,7 +83,7 @@ export const resolvers: Resolvers = {
   },
   Seller: {
     status: (seller) => seller.status === 'active' ? 'ACTIVE' : 'SUSPENDED',
-    // Float per decisions.md; the stored numeric stays exact in the database.
+    // Float, as docs/api/orders.md says; the stored numeric stays exact in the database.
     pointsBalance: (seller) => Number(seller.pointsBalance)
   }
 }

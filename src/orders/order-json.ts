@@ -159,7 +159,7 @@ function entriesOfSelection (selection: Selection): JsonEntry[] {
 }
 
 /**
- * The full selection of spec 2.1–2.7 (with paymentMode, createdAt, updatedAt), in the order of the
+ * The full order selection of docs/api/orders.md (with paymentMode, createdAt, updatedAt), in the order of the
  * contract's own document (src/graphql/operations/orders.graphql, fragment OrderFull; a test holds the two
  * equal): an event's order (the feed's, a delivery's `data.order`), the very JSON the orders read answers
  * that document with.

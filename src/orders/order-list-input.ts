@@ -2,11 +2,11 @@ import { InvalidInputError } from '../errors.js'
 import { parsePageWindow, type PageWindow } from '../paging/page-window.js'
 
 /*
- * The orders read's input, checked and defaulted as decisions.md "Orders" says. Every rejection names
+ * The orders read's input, checked and defaulted as docs/api/orders.md says. Every rejection names
  * the field, so a client can tell which of its values to fix.
  */
 
-/** What a caller may ask for (spec 2.9 plus updatedSince); any field may be missing or null. */
+/** What a caller may ask for (OrderListInput); any field may be missing or null. */
 export interface OrderListQuery {
   page?: number | null
   limit?: number | null

@@ -2,7 +2,7 @@ import type { OrderStatus, PaymentMode } from '../db/schema.js'
 import { field, type ViewOf } from '../db/read-model.js'
 
 /*
- * The outbound order of spec 2.1–2.7 as the orders read hands it out, declared once: each field, the SQL
+ * The outbound order (docs/api/orders.md) as the orders read hands it out, declared once: each field, the SQL
  * expression over its object's row, its JSON type (db/read-model.ts). The pass-through writes a selection of
  * these (order-json.ts), the standard execution reads all of them through the same statement (read-orders.ts),
  * and codegen maps GraphQL's objects onto the types below. Money and quantities are JSON numbers (the exact

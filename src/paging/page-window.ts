@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors.js'
 
 /*
- * Page-based pagination shared by every list read (decisions.md "Orders"): page ≥ 1, default 1;
+ * Page-based pagination shared by every list read (docs/api/orders.md): page ≥ 1, default 1;
  * limit default 20, above 100 cut to 100 (pageInfo.limit says so), below 1 an error naming the field.
  */
 

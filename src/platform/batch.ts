@@ -2,7 +2,7 @@ import type { PlatformBatchData, PlatformRowErrorData } from './schemas.js'
 import type { ItemError } from '../item-error.js'
 
 /*
- * What every platform bulk route answers per row (spec/platform.md "Envelope and results"): each row is
+ * What every platform bulk route answers per row (docs/platform/api.md, "The answer"): each row is
  * inserted, updated, unchanged or refused, and the answer counts them and lists the refusals by index.
  */
 

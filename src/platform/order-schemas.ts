@@ -3,7 +3,7 @@ import { MAX_PLATFORM_ROWS, MAX_ID, TEXT_MAX_LENGTH } from './texts.js'
 import { MAX_ORDER_LINES } from './order-texts.js'
 
 /*
- * TypeBox schemas of POST /v2/platform/orders (spec/platform.md "An order row"). Rows are checked one by
+ * TypeBox schemas of POST /v2/platform/orders (docs/platform/orders.md). Rows are checked one by
  * one in code (order-row.ts) so that a bad row is that row's error, never the request's; these schemas
  * document the contract (OpenAPI, the client's types, the schema gate).
  */

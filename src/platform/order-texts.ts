@@ -2,7 +2,7 @@ import { itemErrors, type CodeOf, type ItemError } from '../item-error.js'
 import { MAX_ID, TEXT_MAX_LENGTH } from './texts.js'
 
 /*
- * The texts of POST /v2/platform/orders, each written once with its code (README "Error codes"). A text
+ * The texts of POST /v2/platform/orders, each written once with its code (docs/platform/orders.md lists them). A text
  * names the field it is about; a field of a line names its place (`orderItems[2].offerId`). The shared
  * ones (FIELD_REQUIRED, ROW_NOT_OBJECT, UNSTORABLE_TEXT, INVALID_COMPANY_ID, SELLER_NOT_FOUND) have the
  * same code and wording as in the other platform routes (texts.ts).

@@ -6,7 +6,7 @@ import {
 } from './texts.js'
 
 /*
- * TypeBox schemas of the platform routes (spec/platform.md): the rows, the request arrays and the one
+ * TypeBox schemas of the platform routes (docs/platform/api.md): the rows, the request arrays and the one
  * answer shape every platform bulk route shares. Rows are checked one by one in code (seller-row.ts,
  * points-row.ts, catalogue-row.ts, deal-row.ts) so that a bad row is that row's error and never the
  * request's; these schemas document the contract (OpenAPI, the client's types, the schema gate).
@@ -152,7 +152,7 @@ export const PlatformRowErrorSchema = Type.Object({
       'a retailer\'s, an item\'s or a deal\'s id), else null'
   }),
   error: Type.String({ description: 'Every broken field of the row, one sentence each, naming the field' }),
-  code: Type.String({ description: 'The first problem\'s code (README "Error codes")' })
+  code: Type.String({ description: 'The first problem\'s code (docs/platform/api.md lists them)' })
 }, { title: 'PlatformRowError' })
 export type PlatformRowErrorData = Static<typeof PlatformRowErrorSchema>
 

@@ -2,12 +2,12 @@ import { unstorableTextRule } from '../db/storable-text.js'
 import { itemErrors, type CodeOf, type ItemError } from '../item-error.js'
 
 /*
- * The platform routes' texts, each written once with its code (README "Error codes"): the request-level
+ * The platform routes' texts, each written once with its code (docs/platform/api.md lists them): the request-level
  * ones (a 400 without data) and the per-row ones (data.errors[]). A row's text names the field it is
  * about; a field inside a list names its place (`stores[2].id`).
  */
 
-/** At most this many rows per call (spec/platform.md "Envelope and results"). */
+/** At most this many rows per call (docs/platform/api.md, "The answer"). */
 export const MAX_PLATFORM_ROWS = 1000
 /** Names, references: long enough for anything a marketplace uses, short enough for a btree key. */
 export const TEXT_MAX_LENGTH = 200

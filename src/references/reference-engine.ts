@@ -12,7 +12,7 @@ import type { ReferenceType } from './texts.js'
  * millisecond or two, but its maps of 100,000 entries still made every garbage collection of the process
  * a pause of 6–25 ms for whatever request was waiting. A thread has a heap and a collector of its own, and
  * the system schedules it beside the service's thread rather than between its tasks. Measured against the
- * same work inline, in one run on one database (bench/README.md, References sync, seventh round), inline
+ * same work inline, in one run on one database (bench/results/2026-11-28-references-sync.md, seventh round), inline
  * left the orders reads a p99 1.11–1.37× the thread's during syncs: that is what the thread earns. One
  * thread for the process, started at the first sync and kept; concurrent syncs share it (their work
  * interleaves at its turns). If the thread dies (a fault, its heap limit), the syncs in flight answer 500,

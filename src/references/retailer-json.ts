@@ -33,7 +33,8 @@ const dialect = new PgDialect()
  * a sync ID, and the linked retailers of linked shops without one, each from its `sync_id is null` index
  * range. Every id in it is a linked retailer of the seller, so the count is the set's size: counting it
  * through the links probed the links' primary key once per unmapped id (12,298 buffers for 2,500 unmapped
- * of 25,000 links; bench/README "Reference lists"); the shops' branch probes only for shop links without one.
+ * of 25,000 links; bench/results/2026-11-25-reference-lists.md); the shops' branch probes only for shop links
+ * without one.
  */
 function unmappedCte (seller: SQL): SQL {
   return sql`unmapped as materialized (

@@ -48,8 +48,8 @@ export async function syncReferences (
 export async function applyReferences (tx: Tx, sellerId: number, work: ReferenceDecider): Promise<ReferencesData> {
   await lockKeys(tx, [{ space: KeySpace.sellerReferences, ids: [sellerId] }])
   // One CPU of the database for a sync: parallel workers made its reads slower, not faster, on a busy
-  // 2-core server (a 50,000 sync ID lookup: 334 ms gathered, 135 ms alone; bench/README), and took the
-  // CPUs the orders reads need.
+  // 2-core server (a 50,000 sync ID lookup: 334 ms gathered, 135 ms alone;
+  // bench/results/2026-11-26-references-sync.md), and took the CPUs the orders reads need.
   await tx.execute(sql`set local max_parallel_workers_per_gather = 0`)
   // The decisions (the references thread's) overlap PostgreSQL's reads and writes. Every type's stored
   // state is asked for at once, and a type's writes are sent as soon as it is decided, while the next type

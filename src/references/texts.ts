@@ -5,7 +5,7 @@ import { SYNC_ID_MAX_LENGTH } from '../sync-id.js'
 /*
  * The references sync's texts, each written once with its code: the request-level ones (the message says
  * what was expected, as the shipment sync's do) and every per-row refusal. Each row text names the field
- * it is about; README "Error codes" lists the codes.
+ * it is about; docs/api/references.md lists them.
  */
 
 /** The kinds of record a seller maps, as the request names them. */

@@ -17,7 +17,7 @@ import type { ReferenceType } from './texts.js'
 /**
  * [id, sync ID] pairs as JSON texts of RECORDS_PER_TEXT pairs each: the driver reads a NULL element of a
  * text[] as the string "NULL", one text is parsed faster than rows, and a text of 4,096 pairs is parsed in
- * about a millisecond (one text of 50,000 held the event loop 10–15 ms; bench/README, References sync).
+ * about a millisecond (one text of 50,000 held the event loop 10–15 ms; bench/results/2026-11-27-references-sync.md).
  */
 type StoredRow = { records: string }
 const RECORDS_PER_TEXT = 4096
@@ -25,9 +25,9 @@ const RECORDS_PER_TEXT = 4096
 /**
  * One scan of the seller's records of the type that are either a row's record or hold a row's sync ID. The
  * planner takes the indexes for a few rows and one pass over the seller's records with hashed lookups for
- * many (100,000 rows: 0.13 s, against 0.35 s for a join per question; bench/README). Answers the records as
- * JSON texts, parsed by the decision (stored-references.ts). The rows' ids and sync IDs come as array
- * literals (db/array-literal.ts).
+ * many (100,000 rows: 0.13 s, against 0.35 s for a join per question; bench/results/2026-11-26-references-sync.md).
+ * Answers the records as JSON texts, parsed by the decision (stored-references.ts). The rows' ids and sync IDs
+ * come as array literals (db/array-literal.ts).
  */
 export async function readStoredTexts (tx: Tx, sellerId: number, lookup: TypeLookup): Promise<string[]> {
   const { table, id, syncId } = REFERENCE_TABLES[lookup.type]

@@ -26,14 +26,14 @@ const ASSETS: Record<string, { file: string, type: string }> = {
 
 const OPERATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../graphql/operations/orders.graphql')
 
-/** The default tab: the contract's orders query (spec 4.1), the Orders operation with every field. */
+/** The default tab: the contract's orders query, the Orders operation with every field. */
 export function exampleQuery (): string {
   const document = parse(readFileSync(OPERATIONS, 'utf8'))
   const wanted: DocumentNode = {
     ...document,
     definitions: document.definitions.filter((d) => (d.kind === 'OperationDefinition' && d.name?.value === 'Orders') || d.kind === 'FragmentDefinition')
   }
-  return `# The orders of the seller whose access token is in Headers below (spec 4.1).\n# Walk pages from 1 until pageInfo.hasNext is false.\n${print(wanted)}\n`
+  return `# The orders of the seller whose access token is in Headers below.\n# Walk pages from 1 until pageInfo.hasNext is false.\n${print(wanted)}\n`
 }
 
 const EXAMPLE_VARIABLES = JSON.stringify({ input: { page: 1, limit: 5 } }, null, 2)

@@ -10,7 +10,7 @@ import type { PlatformBatchResponse } from './rest-contract.js'
 import { commonResponses, failureExample, type EndpointDoc, type ResponseDoc } from './rest-docs.js'
 
 /*
- * What the OpenAPI document says about the platform routes (spec/platform.md) beyond their schemas, with
+ * What the OpenAPI document says about the platform routes (docs/platform/api.md) beyond their schemas, with
  * examples built from the routes' own texts and typed against their schemas.
  */
 

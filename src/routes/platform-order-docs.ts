@@ -11,7 +11,7 @@ import type { PlatformStatusUpdateRequest, StatusUpdateResponse } from './rest-c
 import { commonResponses, failureExample, type EndpointDoc } from './rest-docs.js'
 
 /*
- * What the OpenAPI document says about the marketplace's order routes (spec/platform.md): placement and
+ * What the OpenAPI document says about the marketplace's order routes (docs/platform/orders.md): placement and
  * the platform's transitions, with examples built from the routes' own texts and typed against their
  * schemas.
  */

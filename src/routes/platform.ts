@@ -17,7 +17,7 @@ import { restEndpoints, type Endpoint } from './rest-contract.js'
 import { itemsOf, sendBatch } from './status-update.js'
 
 /*
- * The marketplace's routes (spec/platform.md), platform key only. Thin: the request-level checks (a
+ * The marketplace's routes (docs/platform/api.md), platform key only. Thin: the request-level checks (a
  * non-empty array of at most MAX_PLATFORM_ROWS rows: a 400 without data), then one service call through
  * withIdempotency, its per-row results wrapped in the envelope. Rows are checked by the service, one by
  * one, so the schema documents the body rather than validating it (a schema error would refuse the
@@ -50,7 +50,7 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
       method: endpoint.method,
       url: endpoint.path,
       onRequest: app.requirePlatformKey(),
-      // Money and quantities are stored exactly (spec/platform.md): a number JSON.parse would round is a
+      // Money and quantities are stored exactly (docs/platform/api.md): a number JSON.parse would round is a
       // 400 naming its path (plugins/json-body.ts). Not the update-status below: its body and per-order
       // answers are the seller endpoint's (an Order_id that is not an integer is that order's error).
       config: { ...config(), exactNumbers: true },
@@ -79,7 +79,7 @@ const platformRoutes: FastifyPluginAsync = async (app) => {
       autoRejectAfterMs: app.config.AUTO_REJECT_AFTER_MS
     }))
 
-  // The seller endpoint's body and answer (spec 4.2), with the marketplace's statuses.
+  // The seller endpoint's body and answer (docs/api/status-updates.md), with the marketplace's statuses.
   const { path, responses } = restEndpoints.platformOrderStatus
   app.post(path, {
     onRequest: app.requirePlatformKey(),

@@ -41,7 +41,7 @@ export const WEBHOOK_ENDPOINT_PATH = `${WEBHOOK_ENDPOINTS_PATH}/{id}`
 
 export const StatusUpdateRequestSchema = Type.Object({
   order_status: Type.Array(StatusUpdateItemSchema, { minItems: 1, maxItems: MAX_ITEMS })
-}, { title: 'StatusUpdateRequest', description: `A batch of 1 to ${MAX_ITEMS} status changes, each order independent (spec 4.2)` })
+}, { title: 'StatusUpdateRequest', description: `A batch of 1 to ${MAX_ITEMS} status changes, each order independent` })
 export type StatusUpdateRequest = Static<typeof StatusUpdateRequestSchema>
 
 export const PlatformStatusUpdateRequestSchema = Type.Object({
@@ -53,17 +53,17 @@ export const PlatformStatusUpdateRequestSchema = Type.Object({
 export type PlatformStatusUpdateRequest = Static<typeof PlatformStatusUpdateRequestSchema>
 
 export const StatusUpdateResponseSchema = Type.Composite([SuccessEnvelope(BatchDataSchema)], {
-  title: 'StatusUpdateResponse', description: 'The batch was processed; per-order failures are in data.errors (spec 4.2)'
+  title: 'StatusUpdateResponse', description: 'The batch was processed; per-order failures are in data.errors'
 })
 export type StatusUpdateResponse = Static<typeof StatusUpdateResponseSchema>
 
 export const StatusUpdateInvalidStatusResponseSchema = Type.Composite([FailureEnvelopeWithData(BatchDataSchema)], {
   title: 'StatusUpdateInvalidStatusResponse',
-  description: 'An item asked for a status that is not one of the three: a 400 that still reports every item (spec 7.2)'
+  description: 'An item asked for a status that is not one of the three: a 400 that still reports every item'
 })
 
 export const RequestFailureSchema = Type.Composite([FailureEnvelope], {
-  title: 'RequestFailure', description: 'A request-level failure (spec 7.1): no data; message says what was wrong'
+  title: 'RequestFailure', description: 'A request-level failure: no data; message says what was wrong'
 })
 export type RequestFailure = Static<typeof RequestFailureSchema>
 

@@ -50,7 +50,7 @@ const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retry
 export function commonResponses (bodyLimit: number): Record<number, ResponseDoc> {
   return {
     401: {
-      description: 'Missing, malformed, unknown or revoked API key, an access token instead of a key, or a key of the other environment (spec 5, 7.1)',
+      description: 'Missing, malformed, unknown or revoked API key, an access token instead of a key, or a key of the other environment',
       examples: { unauthorized: failureExample(new RequestError.Unauthorized(), 'Every authentication failure') }
     },
     409: {
@@ -128,7 +128,7 @@ export function restDocs (config: Config): { statusUpdate: EndpointDoc, shipment
     unchangedOrderIds: [5, 9, 18]
   })
   const invalidStatus = {
-    summary: 'An item asked for a status that is not one of the three (spec 7.2): 400, and every item is still reported',
+    summary: 'An item asked for a status that is not one of the three: 400, and every item is still reported',
     value: failure(400, OrderErrors.invalidStatus.text, StatusUpdateCode.invalidStatus, {
       successful: 1,
       failed: 1,
@@ -164,14 +164,14 @@ export function restDocs (config: Config): { statusUpdate: EndpointDoc, shipment
       requestExamples: { mixed: { summary: 'Accept, reject with a reason, complete', value: batch } },
       responses: {
         200: {
-          description: 'The batch was processed, also when every order failed: per-order errors are in data.errors (spec 4.2, 7.2)',
+          description: 'The batch was processed, also when every order failed: per-order errors are in data.errors',
           examples: {
             processed: { summary: 'Three changed, two refused', value: processed },
             retried: { summary: 'The same batch sent again: the changes were already made', value: retried }
           }
         },
         400: {
-          description: 'An invalid status value (with data, spec 7.2), or a request-level error without data (spec 7.1)',
+          description: 'An invalid status value (with data), or a request-level error without data',
           examples: {
             invalidStatus,
             statusRequired: failureExample(badRequest(StatusUpdateCode.statusRequired, StatusUpdateText.statusRequired), 'order_status missing, empty or not an array'),

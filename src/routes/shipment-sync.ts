@@ -9,7 +9,7 @@ import { restEndpoints } from './rest-contract.js'
 import { readArrayBody, streamJsonBodies } from './streamed-json-array.js'
 
 /*
- * PUT /v2/shipments/outstanding/sync-data (spec 4.3). Registered without fastify-plugin on purpose: the
+ * PUT /v2/shipments/outstanding/sync-data (docs/api/shipments.md). Registered without fastify-plugin on purpose: the
  * JSON body of this route is not parsed up front but streamed row by row (streamed-json-array.ts), under
  * its own large limit; every other route keeps Fastify's parser and the small default limit.
  */

@@ -11,11 +11,11 @@ import { failure, success } from '../rest-envelope.js'
 import { restEndpoints } from './rest-contract.js'
 
 /*
- * POST /v2/accounting/orders/update-status (spec 4.2): API key as a Bearer token, a batch of up to
+ * POST /v2/accounting/orders/update-status (docs/api/status-updates.md): API key as a Bearer token, a batch of up to
  * MAX_ITEMS status changes, each order independent. Thin: read the body, call the batch, shape the reply.
  */
 
-/** The items of a body, or a 400 with the exact text of spec 7.1 / decisions.md. */
+/** The items of a body, or a 400 with the exact text of docs/api/status-updates.md. */
 export function itemsOf (body: unknown): unknown[] {
   const items = isPlainObject(body) ? body.order_status : undefined
   if (!Array.isArray(items) || items.length === 0) {
@@ -35,7 +35,7 @@ function countItems (metrics: ServiceMetrics, data: BatchData): void {
 }
 
 const statusUpdateRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  // JSON only (spec 4.2): without this, Fastify would hand a text/plain body over as a string and the
+  // JSON only: without this, Fastify would hand a text/plain body over as a string and the
   // client would read "Order status is required" instead of being told the content type is wrong.
   app.removeContentTypeParser('text/plain')
   const { path, responses } = restEndpoints.statusUpdate

@@ -13,8 +13,8 @@ import type {
 import { commonResponses, failureExample, type EndpointDoc, type ResponseDoc } from './rest-docs.js'
 
 /*
- * What the OpenAPI document says about the seller's webhook endpoints (README "Webhook endpoints") beyond
- * their schemas. The examples are the README's (an ERP endpoint for order.placed and order.cancelled), built
+ * What the OpenAPI document says about the seller's webhook endpoints (docs/api/webhooks.md) beyond
+ * their schemas. The examples are the docs' (an ERP endpoint for order.placed and order.cancelled), built
  * from the feature's own texts (webhooks/texts.ts, the address policy's refusals) and typed against the
  * routes' answers. These routes take no Idempotency-Key: a replayed creation would have to store the secret.
  */

@@ -13,13 +13,13 @@ import { WebhookError, WebhookText } from '../webhooks/texts.js'
 import { restEndpoints, routePath, WEBHOOK_ENDPOINTS_PATH } from './rest-contract.js'
 
 /*
- * The seller's webhook endpoints (README "Webhook endpoints"): thin handlers over webhooks/endpoints.ts,
+ * The seller's webhook endpoints (docs/api/webhooks.md): thin handlers over webhooks/endpoints.ts,
  * with the API key as a Bearer token. Every route acts within the key's scope (its seller, and its stores when
  * the key is narrowed to some): an endpoint outside it (another seller's, or for a narrowed key one made by a
  * key of wider scope) is the same 404 as one that does not exist, and so is an id that is not a UUID. An
  * endpoint made by a narrowed key keeps its stores and is sent only their orders' events. Paths, requests and
- * answers are the REST contract's (rest-contract.ts). No Idempotency-Key (README): a replayed creation would
- * have to store the secret in the clear.
+ * answers are the REST contract's (rest-contract.ts). No Idempotency-Key (docs/api/idempotency.md): a
+ * replayed creation would have to store the secret in the clear.
  */
 
 export { WEBHOOK_ENDPOINTS_PATH }

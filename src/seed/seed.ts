@@ -27,8 +27,8 @@ import { Random } from './random.js'
  * shop, item, SKU, selling unit, offer, deal and order goes in through the platform's service functions
  * (the ones the routes call), in batches of the API's size, with the marketplace's ids assigned here.
  * Each batch commits on its own, as the marketplace's would; a seed stopped half-way leaves what it
- * committed (run it on an empty database). bench/README.md compares its time with the table-insert seed
- * it replaced.
+ * committed (run it on an empty database). bench/results/2026-11-25-seed.md compares its time with the
+ * table-insert seed it replaced.
  */
 
 export interface SeedOptions {
@@ -236,7 +236,7 @@ function planSellers (rnd: Random, ids: Ids, orderTotal: number, dealDate: strin
 }
 
 /**
- * One order as the marketplace would place it (spec/platform.md's row), and what became of it afterwards:
+ * One order as the marketplace would place it (the row of docs/platform/orders.md), and what became of it afterwards:
  * history the API cannot express (a status reached days ago, a soft-delete), written after placement.
  */
 interface SeededOrder {
@@ -461,7 +461,7 @@ export async function seed (database: Database, options: SeedOptions): Promise<S
       maxQuantity: d.maxQuantity
     }))
     allAccepted('deals', await upsertDeals(db, deals))
-    // Sync IDs are the seller's own (spec 2.2-2.6): no platform route sets them. The demo's sellers have
+    // Sync IDs are the seller's own (docs/api/references.md): no platform route sets them. The demo's sellers have
     // synced most of their buyers and their whole catalogue.
     await db.transaction((tx) => writeSyncIds(tx, rows))
     log(`catalogue: ${rows.sellers.length} sellers, ${rows.retailers.length} retailers, ${rows.offers.length} offers`)

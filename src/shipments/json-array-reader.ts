@@ -158,7 +158,7 @@ export class JsonArrayScanner {
  * Bytes scanned between two turns of the event loop (about a millisecond of scanning and of what the
  * elements' handler does). A stream's iterator hands over everything buffered at once, without a turn:
  * a body that arrived while the process was busy came out as one chunk of hundreds of kilobytes, and
- * an orders read waited 30–75 ms behind it (bench/README, References sync, fourth round).
+ * an orders read waited 30–75 ms behind it (bench/results/2026-11-27-references-sync.md, fourth round).
  */
 export const BYTES_PER_TURN = 16 * 1024
 

@@ -4,7 +4,7 @@ import { parsePageWindow, type PageWindow } from '../paging/page-window.js'
 import { SYNC_ID_MAX_LENGTH } from '../sync-id.js'
 
 /*
- * The outstandingShipments query's input: the same pagination rules as orders (decisions.md "Orders":
+ * The outstandingShipments query's input: the same pagination rules as orders (docs/api/orders.md:
  * page ≥ 1, default 1; limit default 20, above 100 cut to 100, below 1 an error) plus two exact filters.
  */
 

@@ -12,7 +12,7 @@ export const OUTSTANDING_SHIPMENT = {
   shopSyncId: field.nullableString('shop_sync_id'),
   offerSyncId: field.string('offer_sync_id'),
   /**
-   * Float per decisions.md; the stored numeric stays exact in the database. The sync refuses a quantity a
+   * Float, as docs/api/shipments.md says; the stored numeric stays exact in the database. The sync refuses a quantity a
    * Float cannot show (sync-row.ts); a row stored before it did is read as the nearest Float, never an error.
    */
   outstandingQuantity: field.numeric('outstanding_quantity'),

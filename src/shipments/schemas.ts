@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { OutstandingShipmentRecord } from './sync-row.js'
 
 /*
- * TypeBox schemas of the outstanding shipment sync's request and answer data (spec 4.3, decisions.md
+ * TypeBox schemas of the outstanding shipment sync's request and answer data (docs/api/shipments.md
  * "Outstanding shipment sync"). The route streams the body and checks rows one by one (sync-row.ts), so
  * the request schema documents the contract (and generates client types); the answer's is the route's
  * response schema.
@@ -11,20 +11,20 @@ import { OutstandingShipmentRecord } from './sync-row.js'
 /** Examples of unmatched sync IDs reported per kind. */
 export const UNMATCHED_EXAMPLES = 10
 
-/** At most this many rows per request (decisions.md); more is a 400 that names the limit. */
+/** At most this many rows per request (docs/api/limits.md); more is a 400 that names the limit. */
 export const MAX_SYNC_ROWS = 100_000
 
 export const SyncRequestSchema = Type.Array(OutstandingShipmentRecord, {
   title: 'SyncRequest',
   minItems: 1,
   maxItems: MAX_SYNC_ROWS,
-  description: 'Outstanding shipment records (spec 2.11); each row is checked on its own and a bad row is reported by index'
+  description: 'Outstanding shipment records; each row is checked on its own and a bad row is reported by index'
 })
 
 export const RowErrorSchema = Type.Object({
   index: Type.Integer({ minimum: 0, description: 'Position of the row in the request array, from 0' }),
   error: Type.String({ description: 'Every broken field of the row, one sentence each' }),
-  // Additive: the first broken field's code, for clients that branch on it (README "Error codes").
+  // Additive: the first broken field's code, for clients that branch on it (docs/api/shipments.md).
   code: Type.String({ description: 'ROW_NOT_OBJECT, FIELD_REQUIRED, INVALID_SYNC_ID, INVALID_QUANTITY or UNSTORABLE_TEXT' })
 }, { title: 'RowError' })
 export type RowError = Static<typeof RowErrorSchema>

@@ -7,7 +7,7 @@ import type { SyncBatch } from './sync-batch.js'
 import { writeOutstandingShipments, DEFAULT_CHUNK_SIZE } from './write-outstanding.js'
 
 /*
- * The outstanding shipment sync (spec 4.3, decisions.md): every valid row sets the quantity of its key,
+ * The outstanding shipment sync (docs/api/shipments.md): every valid row sets the quantity of its key,
  * bad rows are reported, rows not in the request are left alone. All writes of one request commit
  * together: a failure or a crash applies nothing, and the client's retry of the same request is safe
  * (setting a value twice is the same as once). A deadlock or serialization failure is retried here.

@@ -7,7 +7,7 @@ import { JsonNumber, jsonValue } from './json-number-text.js'
 import { SYNC_ID_MAX_LENGTH } from '../sync-id.js'
 
 /*
- * One outstanding shipment record (spec 2.11) checked on its own: a bad row becomes a per-row error and
+ * One outstanding shipment record (docs/api/shipments.md) checked on its own: a bad row becomes a per-row error and
  * never rejects the request, so this is a compiled TypeBox checker run row by row rather than the route's
  * body schema. What JSON Schema cannot say (NUL characters, lone surrogates, the sign and size of a
  * numeric text) is checked after it, in code.
@@ -27,7 +27,7 @@ export const OutstandingShipmentRecord = Type.Object({
   shopSyncId: Type.Optional(Type.Union([SyncId, Type.Null()])),
   offerSyncId: SyncId,
   outstandingQuantity: Quantity
-}, { title: 'SyncRow', description: 'One outstanding shipment record (spec 2.11); shopSyncId null or absent when no shop is available' })
+}, { title: 'SyncRow', description: 'One outstanding shipment record; shopSyncId null or absent when no shop is available' })
 
 const checkRecord = TypeCompiler.Compile(OutstandingShipmentRecord)
 const checkSyncId = TypeCompiler.Compile(SyncId)

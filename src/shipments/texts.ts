@@ -1,5 +1,5 @@
 /*
- * The outstanding shipment sync's request-level texts (decisions.md: the message says what was
+ * The outstanding shipment sync's request-level texts (docs/api/shipments.md: the message says what was
  * expected), each written once. Row errors are written beside the row rules (sync-row.ts).
  */
 

@@ -7,7 +7,7 @@ import { formatCents } from './points.js'
 import { isActionable, type TargetStatus } from './state-machine.js'
 
 /*
- * Writes decided changes and every one of their effects (spec 3.3) with a fixed number of set-based
+ * Writes decided changes and every one of their effects (docs/api/status-updates.md) with a fixed number of set-based
  * statements, whether there is one change or a thousand: the cost of a batch grows with its rows, not
  * with round trips. The caller holds the locks (order-locks.ts: seller, orders, daily deals of rejected
  * orders) and owns the transaction, so a change and its effects commit together or not at all.

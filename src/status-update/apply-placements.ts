@@ -16,7 +16,7 @@ import { PLACED } from './state-machine.js'
  * locks them) and has decided every placement against them.
  */
 
-/** An order as the marketplace places it (spec/platform.md), its amounts as decimal texts. */
+/** An order as the marketplace places it (docs/platform/orders.md), its amounts as decimal texts. */
 export interface PlacedOrder {
   orderId: number
   orderNumber: string

@@ -19,9 +19,9 @@ export type ChangeOrderStatusResult = { ok: true, changed: boolean } | { ok: fal
 
 /**
  * One order's change on the caller's transaction: the set-based change of a batch of one. `{ ok: false }`
- * carries the per-order error of decisions.md (its code and text). A storage failure is thrown, not returned: the
- * caller's transaction decides what it means (a worker job retries). The change's event goes to `events`,
- * for the caller to record at the end of its transaction.
+ * carries the per-order error of docs/api/status-updates.md (its code and text). A storage failure is
+ * thrown, not returned: the caller's transaction decides what it means (a worker job retries). The change's
+ * event goes to `events`, for the caller to record at the end of its transaction.
  */
 export async function changeOrderStatus (
   tx: Tx, input: ChangeOrderStatusInput, events: PendingEvents

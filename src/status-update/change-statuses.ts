@@ -19,7 +19,7 @@ import { OrderErrors } from './texts.js'
  * change and the seller's lower balance); write all changes with a fixed number of set-based statements
  * inside a savepoint. Should that write fail, the savepoint is rolled back and each half is written on
  * its own (deciding again from what is stored), down to the single order that fails: one bad order costs
- * about twenty small writes, never a thousand savepoints (bench/README.md).
+ * about twenty small writes, never a thousand savepoints (bench/results/2026-11-21-status-update.md).
  *
  * Each change that was written is added to the caller's `events`, in request order; the caller records
  * them as its transaction's last statement (events/record-events.ts), so the event log holds exactly the

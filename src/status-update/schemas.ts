@@ -6,7 +6,7 @@ import { PLATFORM_TARGET_STATUSES, TARGET_STATUSES } from './state-machine.js'
  * items (status-item.ts) and describe the route (routes/status-update.ts wraps the data in the envelope).
  */
 
-/** At most this many items per call (decisions.md); more is a 400 that names the limit. */
+/** At most this many items per call (docs/api/limits.md); more is a 400 that names the limit. */
 export const MAX_ITEMS = 1000
 
 export const OrderIdSchema = Type.Union([
@@ -16,11 +16,11 @@ export const OrderIdSchema = Type.Union([
 ], { description: 'Existing order ID: a positive integer (a string of digits is accepted too)' })
 
 export const TargetStatusSchema = Type.Union(TARGET_STATUSES.map((s) => Type.Literal(s)), {
-  description: 'The status to move the order to (spec 3.2)'
+  description: 'The status to move the order to'
 })
 
 export const PlatformTargetStatusSchema = Type.Union(PLATFORM_TARGET_STATUSES.map((s) => Type.Literal(s)), {
-  description: 'The status the marketplace moves the order to (spec/platform.md)'
+  description: 'The status the marketplace moves the order to'
 })
 
 export const ReasonSchema = Type.Union([Type.String(), Type.Null()], {
@@ -31,7 +31,7 @@ export const StatusUpdateItemSchema = Type.Object({
   Order_id: OrderIdSchema,
   Order_Status: TargetStatusSchema,
   reason: Type.Optional(ReasonSchema)
-}, { title: 'StatusUpdateItem', description: 'One order status update (spec 2.10)' })
+}, { title: 'StatusUpdateItem', description: 'One order status update' })
 export type StatusUpdateItem = Static<typeof StatusUpdateItemSchema>
 
 export const PlatformStatusUpdateItemSchema = Type.Object({
@@ -51,12 +51,12 @@ export const StatusUpdateBodySchema = Type.Object({
 })
 
 export const OrderErrorSchema = Type.Object({
-  // Additive (not in spec 4.2): which item failed, so a client lines results up with what it sent
+  // Additive to orderId: which item failed, so a client lines results up with what it sent
   // even when an order appears twice or an item has no usable id.
   index: Type.Integer({ minimum: 0, description: 'Position of the item in order_status, from 0' }),
   orderId: Type.Union([Type.Integer(), Type.Null()], { description: 'Null when the item carried no usable Order_id' }),
-  error: Type.String({ description: 'One of the texts of spec 7.2 / decisions.md' }),
-  // Additive (not in spec 4.2): the text's code, for clients that branch on it (README "Error codes").
+  error: Type.String({ description: 'The per-order error text (docs/api/status-updates.md lists them)' }),
+  // Additive to the text: its code, for clients that branch on it (docs/api/errors.md).
   code: Type.String({ description: 'The machine-readable code of the error: ORDER_NOT_FOUND, INVALID_STATUS, REASON_REQUIRED, …' })
 }, { title: 'OrderError' })
 export type OrderError = Static<typeof OrderErrorSchema>
@@ -65,7 +65,7 @@ export const BatchDataSchema = Type.Object({
   successful: Type.Integer({ minimum: 0, description: 'Items whose order now has the asked status, changed by this call or already so' }),
   failed: Type.Integer({ minimum: 0, description: 'Items listed in errors' }),
   errors: Type.Array(OrderErrorSchema, { description: 'One per failed item, in item order' }),
-  // Additive (not in spec 4.2): lets a retrying client tell a change it made from one already made.
+  // Additive: lets a retrying client tell a change it made from one already made.
   unchangedOrderIds: Type.Array(Type.Integer(), {
     description: 'Orders of successful items that already had the asked status: nothing was done for them (no second deduction, refund or notification). In item order.'
   })

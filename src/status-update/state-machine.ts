@@ -1,12 +1,12 @@
 import type { OrderStatus } from '../db/schema.js'
 
 /*
- * The order state machine (decisions.md "Status update", spec/platform.md "Rules"): one table for every
+ * The order state machine (docs/api/status-updates.md, docs/platform/orders.md): one table for every
  * change, whoever asks. The graph has no cycle, so an order enters each status at most once: that is what
  * makes "once per order and transition" a sound key for effects and notification event ids.
  */
 
-/** The statuses a seller may ask for (spec 3.2). */
+/** The statuses a seller may ask for. */
 export const TARGET_STATUSES = ['ORDER_ACCEPTED', 'ORDER_REJECTED_BY_SELLER', 'ORDER_COMPLETED_BY_SELLER'] as const
 /** The statuses the marketplace may ask for (POST /v2/platform/orders/update-status). */
 export const PLATFORM_TARGET_STATUSES = ['CANCELLED', 'DELIVERED'] as const

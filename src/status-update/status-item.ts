@@ -39,7 +39,7 @@ function orderIdOf (item: Record<string, unknown>): number | null {
 /**
  * Checks run in this order: item shape, Order_Status, Order_id, then the request rules (a rejection's
  * reason, storable text). The status comes before the id because a status that is not one of the three
- * makes the whole answer spec 7.2's 400, whatever else is wrong with the item (its orderId is then null
+ * makes the whole answer the invalid status's 400, whatever else is wrong with the item (its orderId is then null
  * when the id is unusable too). A reason that is not a string is ignored unless the item is a rejection,
  * where it counts as missing. Every check of an item runs here, once.
  */

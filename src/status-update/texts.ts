@@ -2,13 +2,13 @@ import { unstorableTextRule } from '../db/storable-text.js'
 import { itemErrors } from '../item-error.js'
 
 /*
- * The status update's texts, each written once: clients match on them letter for letter (spec 4.2, 7.1,
- * 7.2 and decisions.md "Status update"). Change one only with the contract.
+ * The status update's texts, each written once: clients match on them letter for letter (docs/api/status-updates.md).
+ * Change one only with the contract.
  */
 
 /**
  * Per-order errors: the text (data.errors[].error) and, additive to the contract, the code beside it
- * (data.errors[].code) that a client branches on. One code per text; README "Error codes".
+ * (data.errors[].code) that a client branches on. One code per text; docs/api/errors.md.
  */
 export const OrderErrors = itemErrors({
   notFound: ['ORDER_NOT_FOUND', 'Order not found in system'],

@@ -26,7 +26,7 @@ export interface BatchLogger {
 }
 
 export interface BatchOutcome extends BatchData {
-  /** An item asked for a status that is not one of the three (spec 7.2: the answer is then a 400 with data). */
+  /** An item asked for a status that is not one of the three (the answer is then a 400 with data). */
   invalidStatus: boolean
 }
 

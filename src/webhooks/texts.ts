@@ -1,7 +1,7 @@
 import { requestError } from '../errors.js'
 
 /*
- * The webhook endpoints' texts and codes, each written once (README "Webhook endpoints" lists the codes).
+ * The webhook endpoints' texts and codes, each written once (docs/api/webhooks.md lists them).
  * Another seller's endpoint and an id that does not exist read the same: no leak.
  */
 

@@ -1,6 +1,6 @@
 /*
- * Where a poll remembers how far it got (spec 4.1 rule 8: store what makes polling repeatable), small
- * enough to save after every order handed out.
+ * Where a poll remembers how far it got (client rule 8 of docs/api/orders.md: store what makes polling
+ * repeatable), small enough to save after every order handed out.
  *
  * A poll reads every order changed after `from` (updatedSince), page by page in the service's order
  * (creation time, then orderId). Between polls, `highWater` says where the next one starts: it reads from

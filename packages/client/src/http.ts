@@ -6,7 +6,7 @@ import { sleep } from './sleep.js'
 
 /*
  * One request with retries. Every operation of the service is idempotent (a status already set is a
- * no-op, a sync sets values, reads are reads: decisions.md), so a request whose answer was lost may be
+ * no-op, a sync sets values, reads are reads: docs/api/idempotency.md), so a request whose answer was lost may be
  * sent again: on a network error, a 5xx or a 429, with exponential backoff and full jitter, honouring
  * Retry-After, within a budget of attempts and time, and stopping at once when the caller aborts.
  */

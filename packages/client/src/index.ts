@@ -6,13 +6,13 @@ import { referencesApi, type ReferencesApi } from './references.js'
 import { shipmentsApi, type ShipmentsApi } from './shipments.js'
 
 /*
- * @order-exchange/client: the contract's client rules in one place (spec 4.1 rules 1–8, 4.3 rule 4),
- * typed from the service's own schemas. Works in Node 20 and browsers (fetch only). File checkpoints and
- * the CLI are Node-only: '@order-exchange/client/node'.
+ * @order-exchange/client: the contract's client rules in one place (docs/api/orders.md, client rules 1–8;
+ * docs/api/shipments.md, the checks before sending), typed from the service's own schemas. Works in Node
+ * 20 and browsers (fetch only). File checkpoints and the CLI are Node-only: '@order-exchange/client/node'.
  */
 
 export interface ClientOptions {
-  /** The environment is the base address (spec 1): build against testing, then switch to production. */
+  /** The environment is the base address: build against testing, then switch to production. */
   baseUrl: string
   /** For reading orders (POST /v2/graphql). */
   accessToken?: string

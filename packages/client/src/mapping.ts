@@ -1,7 +1,7 @@
 /*
- * The contract's rules for mapping an order back to the caller's own records (spec 4.1 rules 3–7, 2.12),
- * written once so every integration reads them the same way. Each takes only the fields it needs, so a
- * caller selecting fewer fields can still use them.
+ * The contract's rules for mapping an order back to the caller's own records (docs/api/orders.md, client
+ * rules 3–7 and the sync IDs), written once so every integration reads them the same way. Each takes only
+ * the fields it needs, so a caller selecting fewer fields can still use them.
  */
 
 /** Rule 4: the ordered variant in the external catalogue (orderItems[].offer.offerSyncId). */

@@ -4,7 +4,7 @@ import { walkPages, type Credentials, type FullOrder, type OrderPage, type Order
 import { pollOrders, type PollNode, type PollOptions, type PollResult } from './poll.js'
 import { updateStatuses, type StatusChange, type StatusChangeResult } from './status-updates.js'
 
-/* client.orders: page walks (spec 4.1 rules 1–2), repeatable polling (rule 8), batch status updates (4.2). */
+/* client.orders: page walks (docs/api/orders.md, client rules 1–2), repeatable polling (rule 8), status updates. */
 
 export interface OrdersApi {
   /** Every page from page 1 until hasNext is false. */

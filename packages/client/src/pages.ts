@@ -5,7 +5,7 @@ import { send, type Transport } from './http.js'
 import { queryCostOf } from './pace.js'
 
 /*
- * Reading orders page by page (spec 4.1 rules 1–2): from page 1 until hasNext is false.
+ * Reading orders page by page (client rules 1–2 of docs/api/orders.md): from page 1 until hasNext is false.
  */
 
 /** A document that reads one page of orders: `$input: OrderListInput`, `orders { pageInfo, nodes }`. */

@@ -4,9 +4,9 @@ import type { PlatformBatchResult, PlatformClient } from './platform.js'
 
 /*
  * `order-exchange-client platform import FILE.ndjson`: a mixed NDJSON file, one record per line with a
- * `type` field, sent in the order the records refer to each other (spec/platform.md; README "For the
- * marketplace"). The file is read once per type, streaming, so memory holds one chunk of rows whatever
- * the file's size; each line keeps its line number, so a refused row is reported by where it is in the file.
+ * `type` field, sent in the order the records refer to each other (docs/platform/api.md, "Principles"). The
+ * file is read once per type, streaming, so memory holds one chunk of rows whatever the file's size; each
+ * line keeps its line number, so a refused row is reported by where it is in the file.
  */
 
 /** The order of a first import, and the route each type goes to. */

@@ -6,7 +6,7 @@ import type {
 import { send, type RetryOptions, type Transport } from './http.js'
 
 /*
- * The marketplace's client (spec/platform.md): one typed method per platform route, with the platform key.
+ * The marketplace's client (docs/platform/api.md): one typed method per platform route, with the platform key.
  * A call of more rows than the service takes at once (1,000) is sent as chunks, in order, each with its own
  * Idempotency-Key kept across its retries; the answers are merged into one, whose errors are lined up by
  * their index in the caller's whole array.

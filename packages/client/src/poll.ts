@@ -4,8 +4,8 @@ import type { Transport } from './http.js'
 import { fullOrderDocument, readPage, type Credentials, type OrdersDocument } from './pages.js'
 
 /*
- * Repeatable polling (spec 4.1 rule 8): every change to an order handed to the caller once, across polls
- * and restarts, with nothing missed.
+ * Repeatable polling (client rule 8 of docs/api/orders.md): every change to an order handed to the caller
+ * once, across polls and restarts, with nothing missed.
  *
  * A poll walks the pages of `updatedSince: from` in the service's order (creation time, then orderId).
  * Within a walk an order is recognised by its position: everything at or before the last order processed

@@ -5,7 +5,7 @@ import { send, type Transport } from './http.js'
 import type { Credentials } from './pages.js'
 
 /*
- * The outstanding shipment sync (spec 4.3). The client checks what rule 4 asks of it before sending
+ * The outstanding shipment sync (docs/api/shipments.md). The client checks what a row needs before sending
  * (each bad row reported with its index, never sent), sends large inputs in chunks, and merges what the
  * chunks report into one answer whose indexes are those of the caller's array.
  *
@@ -27,8 +27,9 @@ function isSyncId (value: unknown): boolean {
 }
 
 /**
- * What rule 4 finds wrong with a row, as the service would say it (text and code, generated from its
- * contract): every broken field in the service's field order, the code of the first; null when nothing.
+ * What the checks before sending (docs/api/shipments.md) find wrong with a row, as the service would say
+ * it (text and code, generated from its contract): every broken field in the service's field order, the
+ * code of the first; null when nothing.
  * What only the service can judge (a negative or oversized quantity, text it cannot store) is left to it.
  */
 export function checkRow (row: unknown): { error: string, code: string } | null {

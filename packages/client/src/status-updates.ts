@@ -5,8 +5,8 @@ import { send, type Transport } from './http.js'
 import type { Credentials } from './pages.js'
 
 /*
- * Batch status updates (spec 4.2): batches of at most the service's limit, and one typed result per item, in
- * input order, lined up by the index the service gives each failed item.
+ * Batch status updates (docs/api/status-updates.md): batches of at most the service's limit, and one typed
+ * result per item, in input order, lined up by the index the service gives each failed item.
  */
 
 export type StatusName = StatusUpdateItem['Order_Status']
@@ -21,7 +21,7 @@ export interface StatusChange {
 /**
  * What became of one item, at its index in the input: `changed` (this call made the change and its
  * effects), `unchanged` (the order already had that status: nothing was done, as on a retry), or
- * `error` with the service's text for that order (spec 7.2) and its code (ORDER_NOT_FOUND, …).
+ * `error` with the service's text for that order and its code (ORDER_NOT_FOUND, …).
  */
 export type StatusChangeResult =
   | { index: number, orderId: number | string, outcome: 'changed' | 'unchanged' }
