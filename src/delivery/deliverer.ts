@@ -87,7 +87,7 @@ export class Deliverer {
   private dispatchDue = true
   private inFlight = 0
   private readonly finished: AttemptResult[] = []
-  /** Attempts ended and not yet written: not in flight, so not counted against their subscription's cap. */
+  /** Attempts ended and not yet written: not in flight, so not counted against their subscription's or seller's cap. */
   private readonly unwritten = new Set<string>()
   /** Claimed, not yet started (see pump). */
   private readonly ready: ClaimedDelivery[] = []

@@ -17,12 +17,15 @@ import { shownUrl } from '../outbound/shown-url.js'
  * An attempt counts when it is written (recordAttempts), not when it is claimed: a lease that ends unsent
  * (a killed worker's rows claimed ahead) costs the delivery nothing, and the log has every attempt number.
  *
- * Fair across subscriptions: one may have at most its IN_FLIGHT deliveries leased at a time, counted from
- * the leases of every deliverer (less the attempts a deliverer has finished and not yet written), and a
- * claim takes its rows round robin (each subscription's first due row, then each one's second, ...), so an
- * endpoint that hangs with thousands queued holds four slots, not the whole pool. Two deliverers claiming in
- * the same instant may each see the other's leases not yet committed: the cap is then per deliverer for that
- * moment, and the next claims see them all.
+ * Fair across subscriptions and sellers: a subscription may have at most its IN_FLIGHT deliveries leased at a
+ * time, and a seller's endpoints together at most IN_FLIGHT_PER_SELLER, both counted from the leases of every
+ * deliverer (less the attempts a deliverer has finished and not yet written). A claim takes its rows round
+ * robin over sellers (each seller's first due row, then each one's second, ...; within a seller its endpoints
+ * in turn), the operator's endpoint and each notification channel being a turn of their own, never counted
+ * against a seller. So an endpoint that hangs with thousands queued holds four slots, not the whole pool, and
+ * a seller whose ten endpoints all hang holds eight, not forty. Two deliverers claiming in the same instant
+ * may each see the other's leases not yet committed: the caps are then per deliverer for that moment, and
+ * the next claims see them all.
  */
 
 /**
@@ -32,6 +35,14 @@ import { shownUrl } from '../outbound/shown-url.js'
  */
 export const IN_FLIGHT = { seller: 4, shared: 32 } as const
 const IN_FLIGHT_OF = sql.raw(`(case when w.kind = 'seller-webhook' then ${IN_FLIGHT.seller} else ${IN_FLIGHT.shared} end)`)
+/**
+ * At most this many deliveries of one seller's endpoints together in flight, across all deliverers: two
+ * endpoints' worth. The per-endpoint cap alone let a seller with MAX_ENDPOINTS (10) endpoints that all hang
+ * hold 40 of a deliverer's 64 slots (two such sellers held all of them); with this, 8, and a seller with one
+ * or two endpoints is not slowed by it. What it costs: a seller's endpoints together send no faster than two
+ * endpoints at their own cap. The shared subscriptions carry every seller's events and are not counted here.
+ */
+export const IN_FLIGHT_PER_SELLER = 8
 
 export type ClaimedDelivery = {
   id: string
@@ -57,21 +68,36 @@ const UNLEASED = sql`(d.leased_until is null or d.leased_until <= now())`
 
 /**
  * Claims up to `limit` due deliveries for an attempt that may take `leaseMs`: of each enabled subscription the
- * due heads of their orders, oldest first, as many as its room under IN_FLIGHT, taken by rank (every
- * subscription's first before anyone's second) then due time. `finished` are this deliverer's attempts that
- * ended and are not yet written: their leases do not count against the room (they are not in flight), and
+ * due heads of their orders, oldest first, as many as its room under IN_FLIGHT and, for a seller's endpoint,
+ * its seller's room under IN_FLIGHT_PER_SELLER; taken by rank (every seller's first, and every shared
+ * subscription's, before anyone's second) then due time. `finished` are this deliverer's attempts that
+ * ended and are not yet written: their leases do not count against either room (they are not in flight), and
  * their rows stay unclaimable until written.
  */
 export async function claimDeliveries (db: Db, limit: number, leaseMs: number, finished: readonly string[] = []):
 Promise<ClaimedDelivery[]> {
   return await db.execute<ClaimedDelivery>(sql`
-    with ep as materialized (
-      select w.id, ${IN_FLIGHT_OF} - (select count(*)::int from deliveries l
-        where l.subscription_id = w.id and l.status = 'PENDING' and l.leased_until > now()
-          and l.id <> all(${sql.param(finished)}::bigint[])) as room
-      from subscriptions w where w.status = 'ENABLED'
-    ), ranked as (
-      select c.id, c.next_attempt_at,
+    with seller_leased as materialized (
+      -- Over all of a seller's endpoints, disabled ones too: an attempt started before a disable still holds
+      -- its slot (disabling and enabling endpoints must not lift the cap).
+      select w.seller_id, count(*)::int as n from deliveries l join subscriptions w on w.id = l.subscription_id
+      where w.kind = 'seller-webhook' and l.status = 'PENDING' and l.leased_until > now()
+        and l.id <> all(${sql.param(finished)}::bigint[])
+      group by w.seller_id
+    ), ep as materialized (
+      -- seller_room: null for a shared subscription (least() skips it), which is a turn of its own (shared).
+      select w.id, s.seller_id, s.room as seller_room, case when s.seller_id is null then w.id end as shared,
+        least(${IN_FLIGHT_OF} - (select count(*)::int from deliveries l
+          where l.subscription_id = w.id and l.status = 'PENDING' and l.leased_until > now()
+            and l.id <> all(${sql.param(finished)}::bigint[])), s.room) as room
+      from subscriptions w left join lateral (
+        select w.seller_id,
+          ${IN_FLIGHT_PER_SELLER}::int - coalesce((select n from seller_leased k where k.seller_id = w.seller_id), 0) as room
+        where w.kind = 'seller-webhook'
+      ) s on true
+      where w.status = 'ENABLED'
+    ), per_endpoint as (
+      select c.id, c.next_attempt_at, ep.seller_id, ep.shared, ep.seller_room,
         row_number() over (partition by c.subscription_id order by c.next_attempt_at, c.id) as rank
       from ep cross join lateral (
         select d.id, d.subscription_id, d.next_attempt_at from deliveries d
@@ -81,11 +107,18 @@ Promise<ClaimedDelivery[]> {
             where p.subscription_id = d.subscription_id and p.order_id = d.order_id and p.status = 'PENDING' and p.id < d.id))
         order by d.next_attempt_at, d.id limit greatest(ep.room, 0)
       ) c
+    ), ranked as (
+      -- Ranked per seller (its endpoints' firsts, then their seconds, ...) and cut at the seller's room; a
+      -- shared subscription is ranked alone, its room already applied.
+      select r.id, r.next_attempt_at, r.seller_room,
+        row_number() over (partition by r.seller_id, r.shared order by r.rank, r.next_attempt_at, r.id) as rank
+      from per_endpoint r
     ), due as (
       -- Locked after the pick (a window cannot be locked): what another claim took meanwhile is skipped or,
       -- changed since this statement's snapshot, checked again.
       select d.id from deliveries d
-      where d.id in (select id from ranked order by rank, next_attempt_at, id limit ${limit}::int)
+      where d.id in (select id from ranked where seller_room is null or rank <= seller_room
+          order by rank, next_attempt_at, id limit ${limit}::int)
         and d.status = 'PENDING' and ${UNLEASED}
       for update skip locked
     )
@@ -123,21 +156,30 @@ export async function releaseClaims (db: Db, ids: readonly string[]): Promise<vo
 
 /**
  * Milliseconds until the next delivery may be claimed (0: one is due now), or null when none waits. Per
- * subscription: the first lease to end (its row is claimable again), and, below the in-flight cap, the first
- * unleased row's due time; at the cap its due rows wait for a lease to end (a result written wakes the
- * deliverer that holds it sooner).
+ * subscription: the first lease to end (its row is claimable again), and, below the in-flight caps, the first
+ * unleased row's due time; at its own cap its due rows wait for one of its leases to end, at its seller's cap
+ * for one of the seller's (a result written wakes the deliverer that holds it sooner). Due rows that cannot
+ * be claimed must not answer 0: the deliverer would look again and again, claiming nothing.
  */
 export async function nextDueInMs (db: Db): Promise<number | null> {
   const [row] = await db.execute<{ ms: number | null }>(sql`
+    with seller_leased as materialized (
+      select w.seller_id, count(*)::int as n, min(l.leased_until) as lease_ends
+      from deliveries l join subscriptions w on w.id = l.subscription_id
+      where w.kind = 'seller-webhook' and l.status = 'PENDING' and l.leased_until > now()
+      group by w.seller_id
+    )
     select greatest(0, extract(epoch from min(
-      case when f.leased >= ${IN_FLIGHT_OF} then f.lease_ends else least(f.lease_ends, (
-        select d.next_attempt_at from deliveries d
-        where d.subscription_id = w.id and d.status = 'PENDING' and ${UNLEASED}
-        order by d.next_attempt_at limit 1)) end) - now()) * 1000)::float8 as ms
+      case when f.leased >= ${IN_FLIGHT_OF} then f.lease_ends
+        when k.n >= ${IN_FLIGHT_PER_SELLER}::int then k.lease_ends
+        else least(f.lease_ends, (
+          select d.next_attempt_at from deliveries d
+          where d.subscription_id = w.id and d.status = 'PENDING' and ${UNLEASED}
+          order by d.next_attempt_at limit 1)) end) - now()) * 1000)::float8 as ms
     from subscriptions w cross join lateral (
       select count(*)::int as leased, min(l.leased_until) as lease_ends from deliveries l
       where l.subscription_id = w.id and l.status = 'PENDING' and l.leased_until > now()
-    ) f
+    ) f left join seller_leased k on w.kind = 'seller-webhook' and k.seller_id = w.seller_id
     where w.status = 'ENABLED'`)
   return row?.ms ?? null
 }

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import type { SQL } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Db } from '../../src/db/client.js'
-import { IN_FLIGHT, claimDeliveries, releaseClaims } from '../../src/delivery/deliveries.js'
+import { IN_FLIGHT, IN_FLIGHT_PER_SELLER, claimDeliveries, nextDueInMs, releaseClaims } from '../../src/delivery/deliveries.js'
 import { dispatchEvents } from '../../src/delivery/dispatch.js'
 import { MAX_PENDING_DELIVERIES, WebhookCode } from '../../src/webhooks/texts.js'
 import { startReceiver } from '../helpers/receiver.js'
@@ -11,10 +11,11 @@ import { eventually } from '../helpers/eventually.js'
 
 /*
  * One seller's endpoint cannot hold up the others' (security finding 2): claims are fair across endpoints
- * with at most IN_FLIGHT.seller of each in flight, replays are one at a time and bounded, and an
- * endpoint's queue stops at MAX_PENDING_DELIVERIES. And the attempt an attempt is: counted when sent, not
- * when claimed; signed with the secrets of the moment it starts. Receivers run on 127.0.0.1, so private
- * networks are allowed explicitly (they are off by default outside these tests' intent).
+ * with at most IN_FLIGHT.seller of each in flight; nor can one seller's many endpoints (issue 40): claims are
+ * fair across sellers with at most IN_FLIGHT_PER_SELLER of a seller's in flight. Replays are one at a time
+ * and bounded, and an endpoint's queue stops at MAX_PENDING_DELIVERIES. And the attempt an attempt is:
+ * counted when sent, not when claimed; signed with the secrets of the moment it starts. Receivers run on
+ * 127.0.0.1, so private networks are allowed explicitly (they are off by default outside these tests' intent).
  */
 
 const PRIVATE = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }
@@ -96,6 +97,105 @@ t.test('a claim is round robin across endpoints, at most the cap of each in flig
   t.same(count(notified), [0, 0, 0], 'the endpoints still at their cap')
   t.equal(notified.filter((c) => c.subscriptionId === shared.id).length, IN_FLIGHT.shared, 'the shared kind: up to its own cap')
   t.same([...new Set(notified.map((c) => c.kind))], ['notify-seller'])
+})
+
+/** Seller `seller`'s deliveries in flight now (leases live), over all its endpoints, and on how many endpoints. */
+async function sellerLeased (m: Market, seller: number): Promise<{ n: number, endpoints: number }> {
+  const [row] = await m.database.sql`select count(*)::int as n, count(distinct d.subscription_id)::int as endpoints
+    from deliveries d join subscriptions w on w.id = d.subscription_id
+    where w.kind = 'seller-webhook' and w.seller_id = ${seller} and d.status = 'PENDING' and d.leased_until > now()`
+  return { n: row.n, endpoints: row.endpoints }
+}
+
+t.test('ten endpoints of one seller that all hang: another seller\'s deliveries go while it hangs, it never holds more than its seller\'s cap', async (t: Test) => {
+  const m = await webhookMarket(t, PRIVATE)
+  const hanging = await startReceiver(t, () => 'hang')
+  let secret = ''
+  const other = await verifyingReceiver(t, () => [secret])
+  const endpoints: string[] = []
+  for (let i = 0; i < 10; i++) {
+    const created = await m.webhooks(1, 'POST', '', { url: `${hanging.url}/${i}` })
+    t.equal(created.status, 201)
+    endpoints.push(created.json.data.id)
+  }
+  // Each endpoint has more queued than its own cap: without the seller's cap the ten could take 40 slots.
+  const test = await m.webhooks(1, 'POST', `/${endpoints[0]}/test`)
+  for (const id of endpoints) await fill(m, id, 1, test.json.data.sequence, 2 * IN_FLIGHT.seller)
+  const b = await m.webhooks(2, 'POST', '', { url: other.url })
+  secret = b.json.data.secret
+  // A timeout far past the waits below: B's deliveries must not need A's attempts to end.
+  await m.deliverer({ concurrency: 16, timeoutMs: 120_000 })
+  let most = 0
+  const watch = async (): Promise<void> => { most = Math.max(most, (await sellerLeased(m, 1)).n) }
+  await eventually(t, 'A\'s first attempts hanging', async () => {
+    await watch()
+    return hanging.received.length >= IN_FLIGHT_PER_SELLER
+  })
+
+  const ping = await m.webhooks(2, 'POST', `/${b.json.data.id}/test`)
+  t.equal(ping.status, 200)
+  await m.place([{ orderId: 9301, seller: 2 }, { orderId: 9302, seller: 2 }, { orderId: 9303, seller: 2 }])
+  await eventually(t, () => `B's ping and placements delivered (${other.delivered.length} of 4)`, async () => {
+    await watch()
+    return other.delivered.some((d) => d.id === ping.json.data.eventId) && other.delivered.length >= 4
+  })
+  t.same(other.unverified, [])
+  const [aLogged] = await m.database.sql`select count(*)::int as n from delivery_attempts
+    where subscription_id = any(${endpoints}::uuid[])`
+  t.equal(aLogged.n, 0, 'A\'s attempts still hanging when B\'s deliveries arrived')
+  await watch()
+  t.equal(most, IN_FLIGHT_PER_SELLER, 'A never held more leases than its seller\'s cap')
+  t.same(await sellerLeased(m, 1), { n: IN_FLIGHT_PER_SELLER, endpoints: IN_FLIGHT_PER_SELLER },
+    'A holds its seller\'s cap, one lease on each of as many endpoints (its endpoints in turn)')
+  t.equal(hanging.received.length, IN_FLIGHT_PER_SELLER, 'A was sent no more than its seller\'s cap')
+})
+
+t.test('a claim is round robin across sellers; a seller\'s endpoints share its cap, the shared subscriptions are not counted', async (t: Test) => {
+  const m = await webhookMarket(t, PRIVATE)
+  // Seller 1 has three endpoints, queued first (the oldest rows); sellers 2 and 3 one each; 10 rows each.
+  const ids: Array<{ id: string, seller: number }> = []
+  for (const seller of [1, 1, 1, 2, 3]) {
+    const url = `http://127.0.0.1:9/${seller}/${ids.length}`
+    ids.push({ id: (await m.webhooks(seller, 'POST', '', { url })).json.data.id, seller })
+  }
+  for (const { id, seller } of ids) {
+    await m.database.sql`insert into deliveries (subscription_id, seller_id, sequence, type)
+      select ${id}, ${seller}, s, 'webhook.test' from generate_series(1, 10) s`
+  }
+  const sellerOf = new Map(ids.map(({ id, seller }) => [id, seller]))
+  const count = (claimed: Array<{ subscriptionId: string }>): number[] =>
+    [1, 2, 3].map((n) => claimed.filter((c) => sellerOf.get(c.subscriptionId) === n).length)
+
+  const first = await claimDeliveries(m.database.db, 3, 60_000)
+  t.same(count(first), [1, 1, 1], 'each seller\'s first before any seller\'s second, however many endpoints it has')
+  const second = await claimDeliveries(m.database.db, 100, 60_000)
+  t.same(count(second), [IN_FLIGHT_PER_SELLER - 1, IN_FLIGHT.seller - 1, IN_FLIGHT.seller - 1],
+    'seller 1 up to its seller\'s cap over its three endpoints, the others up to their endpoint\'s')
+  t.same(await sellerLeased(m, 1), { n: IN_FLIGHT_PER_SELLER, endpoints: 3 }, 'counted from the leases')
+  t.same(await claimDeliveries(m.database.db, 100, 60_000), [], 'every seller at its cap')
+  const due = await nextDueInMs(m.database.db)
+  t.ok(due !== null && due > 50_000, `no wake-up before a lease ends while due rows wait at the caps (${due} ms)`)
+
+  // An attempt of seller 1 finished and not yet written is not in flight: its seller has room for one.
+  const done = [...first, ...second].find((c) => sellerOf.get(c.subscriptionId) === 1)!
+  const after = await claimDeliveries(m.database.db, 100, 60_000, [done.id])
+  t.same(count(after), [1, 0, 0], 'a finished attempt frees its seller\'s slot')
+  t.not(after[0].id, done.id, 'the finished row is not claimed again before it is written')
+
+  // The seller notifications carry seller 1's events: their own cap, not seller 1's.
+  const [shared] = await m.database.sql`select id::text as id from subscriptions where kind = 'notify-seller'`
+  await m.database.sql`insert into deliveries (subscription_id, seller_id, sequence, type)
+    select ${shared.id}, 1, s, 'order.placed' from generate_series(1, ${IN_FLIGHT.shared + 8}) s`
+  const notified = await claimDeliveries(m.database.db, 100, 60_000)
+  t.equal(notified.length, IN_FLIGHT.shared, 'the shared kind: up to its own cap while seller 1 is at its')
+  t.same([...new Set(notified.map((c) => c.kind))], ['notify-seller'])
+
+  // Disabling an endpoint whose attempts are in flight does not lift its seller's cap.
+  await releaseClaims(m.database.db, after.map((c) => c.id))
+  const held = second.find((c) => sellerOf.get(c.subscriptionId) === 1)!
+  await m.database.sql`update subscriptions set status = 'DISABLED' where id = ${held.subscriptionId}`
+  t.same(await claimDeliveries(m.database.db, 100, 60_000), [],
+    'seller 1 still at its cap: the disabled endpoint\'s leases count while its attempts may be running')
 })
 
 t.test('replays: one at a time per endpoint, never past the pending cap; a full endpoint\'s new events wait in the log', async (t: Test) => {
