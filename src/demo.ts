@@ -14,6 +14,15 @@ export async function seedDemoIfEmpty (config: Config,
   database: Database): Promise<{ summary: SeedSummary, credentials: DemoCredentials[] } | null> {
   if (config.DATABASE_URL || config.ORDER_EXCHANGE_ENV !== 'testing' || !config.SEED_DEMO) return null
   if (!(await isEmpty(database.db))) return null
+  return await loadDemo(config, database)
+}
+
+/**
+ * The demo data and credentials themselves, on an empty database, unconditionally: what a first `npm start`
+ * loads. test/helpers/doc-examples.ts loads it too, so the docs' examples run on the data a reader has.
+ */
+export async function loadDemo (config: Pick<Config, 'AUTO_REJECT_AFTER_MS'>,
+  database: Database): Promise<{ summary: SeedSummary, credentials: DemoCredentials[] }> {
   const anchor = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000)
   const summary = await seed(database, { orders: 300, seed: 1, anchor, autoRejectAfterMs: config.AUTO_REJECT_AFTER_MS })
   const credentials: DemoCredentials[] = []

@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { build } from '../helpers/build.js'
+import { assertExample, freshService, readPage, runExamples } from '../helpers/doc-examples.js'
 import { credential } from '../helpers/fixtures.js'
 import { graphql } from '../helpers/graphql.js'
 import { runCli } from '../../src/cli/main.js'
@@ -164,157 +162,28 @@ t.test('from an empty database: platform key, import, the seller reads, accepts;
 })
 
 /*
- * docs/platform/first-import.md as a new user runs it: every ```sh block of the page, read from the page
- * itself, run in order on an empty database — its `npx order-exchange …` through the CLI's own entry
- * (runCli, with this test's DATABASE_URL), its curl commands over HTTP against the app (localhost:3000 is
- * the app's address here). The shell is read as the page writes it: single and double quotes, `$VAR`,
- * `VAR=$(…)`, `\` at a line's end, `#` comments. Anything else in a block fails the test, so the page's
- * example cannot drift from what runs.
+ * docs/platform/first-import.md as a new user runs it, on an empty database: every example of the page, read from
+ * the page itself and run in order by the docs' one example runner (test/helpers/doc-examples.ts, which
+ * test/tooling/doc-examples.test.ts runs on every page), each answer as the page shows it; then what the
+ * answers do not show, read from the database.
  */
-
-const FIRST_IMPORT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/platform/first-import.md')
-
-/** The page's sh blocks, in order. */
-function marketplaceBlocks (): string[] {
-  const text = readFileSync(FIRST_IMPORT, 'utf8')
-  return [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!)
-}
-
-type Word = string
-/**
- * Runs the commands of a block one by one, as a shell does: each command's words after quoting, expansion and
- * command substitution go to `run` before the next command is read (it may set a variable the next one uses).
- * Answers the output of the last command (a command substitution's).
- */
-async function commands (
-  block: string, vars: Map<string, string>, run: (words: Word[]) => Promise<string>
-): Promise<string> {
-  let output = ''
-  let words: Word[] = []
-  let word: string | null = null
-  const push = () => { if (word !== null) words.push(word); word = null }
-  const end = async () => { push(); if (words.length > 0) output = await run(words); words = [] }
-  const substitute = async (inner: string): Promise<string> => await commands(inner, vars, run)
-  const variable = (i: number): [string, number] => {
-    const m = /^\$([A-Z_][A-Z0-9_]*)/.exec(block.slice(i))
-    if (!m) throw new Error(`first-import.md: a lone $ at ${JSON.stringify(block.slice(i, i + 20))}`)
-    if (!vars.has(m[1]!)) throw new Error(`first-import.md: $${m[1]} is used before it is set`)
-    return [vars.get(m[1]!)!, i + m[0].length]
-  }
-  const substitution = async (i: number): Promise<[string, number]> => {
-    const close = block.indexOf(')', i)
-    return [await substitute(block.slice(i + 2, close)), close + 1]
-  }
-  for (let i = 0; i < block.length;) {
-    const c = block[i]!
-    if (c === '\\' && block[i + 1] === '\n') { i += 2; continue }
-    if (c === '\n') { await end(); i++; continue }
-    if (c === ' ' || c === '\t') { push(); i++; continue }
-    if (c === '#' && word === null) { while (i < block.length && block[i] !== '\n') i++; continue }
-    if (c === "'") {
-      const close = block.indexOf("'", i + 1)
-      word = (word ?? '') + block.slice(i + 1, close)
-      i = close + 1
-      continue
-    }
-    if (c === '"') {
-      let text = ''
-      i++
-      while (block[i] !== '"') {
-        if (block.startsWith('$(', i)) { const [v, next] = await substitution(i); text += v; i = next } else if (block[i] === '$') { const [v, next] = variable(i); text += v; i = next } else text += block[i++]
-      }
-      word = (word ?? '') + text
-      i++
-      continue
-    }
-    if (block.startsWith('$(', i)) { const [v, next] = await substitution(i); word = (word ?? '') + v; i = next; continue }
-    if (c === '$') { const [v, next] = variable(i); word = (word ?? '') + v; i = next; continue }
-    word = (word ?? '') + c
-    i++
-  }
-  await end()
-  return output
-}
-
-interface Answer { method: string, path: string, status: number, body: any }
 
 t.test('the first import of docs/platform/first-import.md runs as written, in order, on an empty database: every answer as the page says', async (t) => {
-  const { app, database } = await build(t)
-  const base = await app.listen({ port: 0, host: '127.0.0.1' })
-  const vars = new Map<string, string>()
-  const answers: Answer[] = []
-  const cli = async (argv: string[]): Promise<string> => {
-    if (argv[0] !== 'npx' || argv[1] !== 'order-exchange') throw new Error(`first-import.md: not runnable from a clone as written: ${argv.join(' ')}`)
-    let out = ''; let err = ''
-    const code = await runCli(argv.slice(2), { DATABASE_URL: database.url }, (line) => { out += `${line}\n` }, (line) => { err += `${line}\n` })
-    t.equal(code, 0, `${argv.join(' ')} ${err}`)
-    return out.trim()
-  }
-  const curl = async (argv: string[]) => {
-    let method: string | undefined; let url: string | undefined; let body: string | undefined
-    const headers: Record<string, string> = {}
-    for (let i = 1; i < argv.length; i++) {
-      const a = argv[i]!
-      if (a === '-s') continue
-      else if (a === '-X') method = argv[++i]
-      else if (a === '-H') { const [name, ...value] = argv[++i]!.split(':'); headers[name!.trim()] = value.join(':').trim() } else if (a === '-d') body = argv[++i]
-      else if (a.startsWith('http://localhost:3000/')) url = a
-      else throw new Error(`first-import.md: curl argument the test does not know: ${a}`)
-    }
-    for (const [name, value] of Object.entries(headers)) {
-      // curl sends what is pasted; the service refuses a header that is not visible ASCII (an ellipsis: 400).
-      if (!/^[\x20-\x7e]*$/.test(value)) throw new Error(`first-import.md: header ${name}: ${value} is not whole (not visible ASCII)`)
-    }
-    method ??= body === undefined ? 'GET' : 'POST'
-    const path = url!.slice('http://localhost:3000'.length)
-    const res = await fetch(`${base}${path}`, { method, headers, body })
-    const text = await res.text()
-    let json: unknown = text
-    try { json = JSON.parse(text) } catch {}
-    answers.push({ method, path, status: res.status, body: json })
-  }
-  const run = async (words: Word[]): Promise<string> => {
-    const assignment = /^([A-Z_][A-Z0-9_]*)=(.*)$/s.exec(words[0]!)
-    if (assignment && words.length === 1) { vars.set(assignment[1]!, assignment[2]!); return '' }
-    if (words[0] === 'npx') return await cli(words)
-    if (words[0] === 'curl') { await curl(words); return '' }
-    throw new Error(`first-import.md: a command the test does not run: ${words.join(' ')}`)
-  }
-  for (const block of marketplaceBlocks()) await commands(block, vars, run)
+  const service = await freshService(t, { demo: false })
+  const { runs, vars } = await runExamples(readPage('docs/platform/first-import.md').examples, service)
+  for (const run of runs) assertExample(t, run)
   t.match(vars.get('KEY'), /^oxs_test_pk_/, 'KEY is the platform key the page issues')
   t.match(vars.get('SELLER_KEY'), /^oxs_test_ak_/, 'SELLER_KEY is the seller\'s API key')
-
-  const sent = answers.map((a) => `${a.method} ${a.path}`)
-  t.same(sent, [
+  t.same(runs.flatMap((r) => r.requests).map((a) => `${a.method} ${a.path}`), [
     'PUT /v2/platform/sellers', 'POST /v2/platform/sellers/points', 'PUT /v2/platform/retailers', 'PUT /v2/platform/catalogue',
     'PUT /v2/platform/deals', 'POST /v2/platform/orders', 'POST /v2/graphql', 'POST /v2/accounting/orders/update-status',
     'POST /v2/platform/orders/update-status'
-  ], 'the page\'s requests, in its order')
-  for (const a of answers) t.equal(a.status, 200, `${a.method} ${a.path}: ${JSON.stringify(a.body).slice(0, 300)}`)
-  const data = (n: number) => answers[n]?.body?.data
-  const counts = (d: any) => d &&
-    { inserted: d.inserted, updated: d.updated, unchanged: d.unchanged, failed: d.failed, errors: d.errors }
-  t.same(counts(data(0)), { inserted: 2, updated: 0, unchanged: 0, failed: 0, errors: [] }, 'sellers 101 and 102')
-  t.same(counts(data(1)), { inserted: 1, updated: 0, unchanged: 0, failed: 0, errors: [] }, 'the top-up')
-  t.same(counts(data(2)), { inserted: 1, updated: 1, unchanged: 0, failed: 0, errors: [] }, 'the retailer, then its link to the second seller (the page says `updated`)')
-  t.same(counts(data(3)), { inserted: 1, updated: 0, unchanged: 0, failed: 0, errors: [] }, 'the item')
-  t.same(counts(data(4)), { inserted: 1, updated: 0, unchanged: 0, failed: 0, errors: [] }, 'the deal')
-  t.same(counts(data(5)), { inserted: 2, updated: 0, unchanged: 0, failed: 0, errors: [] }, 'both orders placed')
-  t.same(answers[6]?.body?.data?.orders?.nodes, [
-    {
-      orderId: '700001',
-      orderStatus: 'ORDER_PLACED',
-      orderTotalFinal: 1290,
-      orderItems: [{ id: '900001', quantity: 10, unitPrice: 105.25, lineTotal: 1052.5 }, { id: '900002', quantity: 2.5, unitPrice: 95, lineTotal: 237.5 }]
-    },
-    { orderId: '700002', orderStatus: 'ORDER_PLACED', orderTotalFinal: 105.25, orderItems: [{ id: '900003', quantity: 1, unitPrice: 105.25, lineTotal: 105.25 }] }
-  ], 'the seller reads both orders, the deal line at the deal\'s price')
-  t.same(data(7), { successful: 1, failed: 0, errors: [], unchangedOrderIds: [] }, 'the seller accepts 700002')
-  t.same(data(8), { successful: 2, failed: 0, errors: [], unchangedOrderIds: [] }, 'the marketplace cancels 700001 and delivers 700002')
-  const statuses = await database.sql`select id::text, status from orders order by id`
+  ], 'the page\'s requests, in its order: sellers, points, retailers, catalogue, deals, orders, the read, two status updates')
+  const { sql } = service.database
+  const statuses = await sql`select id::text, status from orders order by id`
   t.same(statuses.map((r) => [r.id, r.status]), [['700001', 'CANCELLED'], ['700002', 'DELIVERED']])
-  const [deal] = await database.sql`select grabbed_quantity::text as grabbed from daily_deals where id = 9001`
+  const [deal] = await sql`select grabbed_quantity::text as grabbed from daily_deals where id = 9001`
   t.equal(deal?.grabbed, '0.000', 'the cancelled order gave the deal quantity back')
-  const [points] = await database.sql`select points_balance::text as balance from sellers where id = 101`
+  const [points] = await sql`select points_balance::text as balance from sellers where id = 101`
   t.equal(points?.balance, '4997.89', 'the acceptance took 2 % of 105.25 (2.11, half up) from the 5000.00 topped up')
 })
