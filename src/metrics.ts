@@ -54,7 +54,7 @@ export function createMetrics (): ServiceMetrics {
     }),
     shed: new Counter({
       name: 'oxs_load_shed_total',
-      help: 'Requests refused with 503 because the process was overloaded, by reason',
+      help: 'Requests refused with 503 because the process was overloaded, by reason (eventLoopDelay, heapUsedBytes)',
       labelNames: ['reason'],
       registers: [registry]
     }),
@@ -66,14 +66,15 @@ export function createMetrics (): ServiceMetrics {
     }),
     graphqlPassThrough: new Counter({
       name: 'oxs_graphql_pass_through_total',
-      help: 'GraphQL queries by how they were answered: passed through (PostgreSQL wrote the JSON), or by the standard ' +
-        'execution because the document was not covered, its input was refused, its cost was refused, or the database failed',
+      help: 'GraphQL queries by how they were answered: passed through (answered: PostgreSQL wrote the JSON), or by the ' +
+        'standard execution because the document was not covered (not_covered), its input was refused (input_refused), ' +
+        'its cost was refused (cost_refused), or the database failed (database_error)',
       labelNames: ['outcome'],
       registers: [registry]
     }),
     graphqlReads: new Counter({
       name: 'oxs_graphql_reads_total',
-      help: 'GraphQL requests by the database their reads went to: the replica (READ_DATABASE_URL), or the primary ' +
+      help: 'GraphQL requests by the database their reads went to: replica (READ_DATABASE_URL), or primary ' +
         '(no replica, or it was further behind than READ_MAX_LAG_MS, or its lag was unknown)',
       labelNames: ['database'],
       registers: [registry]

@@ -5,26 +5,10 @@ import { migrate } from '../db/migrate.js'
 import { EmbeddedPostgresError } from '../db/embedded.js'
 import { CredentialError, issueCredential, listCredentials, revokeCredential } from '../credentials/service.js'
 import { DEFAULT_ANCHOR, seed } from '../seed/seed.js'
+import { EXIT, usage } from './commands.js'
 import { runWorker } from './worker-command.js'
 
-const USAGE = `Usage: order-exchange <command>
-
-Commands:
-  migrate                                     apply database migrations
-  seed [--orders N] [--seed S] [--anchor ISO] [--json]
-                                              load deterministic demo data (default 1000 orders, seed 1)
-  credentials issue --seller <companyId> --kind access-token|api-key
-                    [--environment testing|production] [--stores 1,2] [--label TEXT]
-                                              issue a credential; prints the secret alone on stdout
-  credentials issue --kind platform-key [--environment testing|production] [--label TEXT]
-                                              issue the marketplace's platform key (no seller)
-  credentials list [--seller <companyId>] [--json]
-                                              list credentials (never secrets)
-  credentials revoke <id>                     revoke a credential
-  worker                                      run the effects worker alone (notifications, refunds,
-                                              auto-rejections) until SIGINT/SIGTERM
-
-Uses DATABASE_URL, or the embedded PostgreSQL under DATA_DIR when it is unset.`
+const USAGE = usage()
 
 export class UsageError extends Error {}
 
@@ -56,7 +40,7 @@ export async function runCli (argv: string[], env: Record<string, string | undef
   try {
     if (!command || command === '--help' || command === 'help') {
       out(USAGE)
-      return command ? 0 : 1
+      return command ? EXIT.done : EXIT.failed
     }
     const config = loadConfig(env)
     switch (command) {
@@ -64,7 +48,7 @@ export async function runCli (argv: string[], env: Record<string, string | undef
         parseArgs({ args: rest, options: {}, strict: true })
         await withConnection(config, async ({ database }) => { await migrate(database.url) })
         err('migrations applied')
-        return 0
+        return EXIT.done
       }
       case 'seed': {
         const { values } = parseArgs({
@@ -90,7 +74,7 @@ export async function runCli (argv: string[], env: Record<string, string | undef
           }
         }
         err(`seeded ${summary.orders} orders (${summary.orderItems} items) in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-        return 0
+        return EXIT.done
       }
       case 'credentials':
         return await credentialsCommand(config, rest, out, err)
@@ -103,14 +87,14 @@ export async function runCli (argv: string[], env: Record<string, string | undef
   } catch (e) {
     if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       err(`order-exchange: ${(e as Error).message}\n\n${USAGE}`)
-      return 2
+      return EXIT.usage
     }
     if (e instanceof ConfigError || e instanceof CredentialError || e instanceof EmbeddedPostgresError) {
       err(`order-exchange: ${(e as Error).message}`)
-      return 1
+      return EXIT.failed
     }
     err(`order-exchange: ${command} failed: ${(e as Error).message}`)
-    return 1
+    return EXIT.failed
   }
 }
 
@@ -133,7 +117,7 @@ async function credentialsCommand (config: Config, args: string[], out: Out, err
           issueCredential(database.db, { kind: 'platform-key', environment, label: values.label ?? null }))
         out(issued.secret)
         err(`issued platform-key #${issued.id} (${environment}); the secret is shown only now`)
-        return 0
+        return EXIT.done
       }
       if (values.kind !== 'access-token' && values.kind !== 'api-key') {
         throw new UsageError('--kind must be access-token, api-key or platform-key')
@@ -145,7 +129,7 @@ async function credentialsCommand (config: Config, args: string[], out: Out, err
         issueCredential(database.db, { sellerId, kind, environment, storeIds, label: values.label ?? null }))
       out(issued.secret)
       err(`issued ${kind} #${issued.id} for seller ${sellerId} (${environment}${storeIds ? `, stores ${storeIds.join(',')}` : ''}); the secret is shown only now`)
-      return 0
+      return EXIT.done
     }
     case 'list': {
       const { values } = parseArgs({ args: rest, options: { seller: { type: 'string' }, json: { type: 'boolean' } }, strict: true })
@@ -158,16 +142,16 @@ async function credentialsCommand (config: Config, args: string[], out: Out, err
             `${r.revokedAt ? `revoked ${r.revokedAt.toISOString()}` : 'active'}  last used ${r.lastUsedAt?.toISOString() ?? 'never'}`)
         }
       }
-      return 0
+      return EXIT.done
     }
     case 'revoke': {
       const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true })
       if (positionals.length !== 1) throw new UsageError('credentials revoke takes one credential id')
       const id = positiveInt(positionals[0], 'credential id')
       const revoked = await withConnection(config, ({ database }) => revokeCredential(database.db, id))
-      if (!revoked) { err(`order-exchange: no active credential #${id}`); return 1 }
+      if (!revoked) { err(`order-exchange: no active credential #${id}`); return EXIT.failed }
       err(`credential #${id} revoked`)
-      return 0
+      return EXIT.done
     }
     default:
       throw new UsageError('credentials takes issue, list or revoke')

@@ -41,7 +41,8 @@ export default fp(async function metricsPlugin (app, options: { metrics: Service
     )
   })
 
-  scrapedGauge(metrics, 'oxs_db_pool_connections', 'The database pool: connections busy, idle and opening, and statements waiting for one',
+  scrapedGauge(metrics, 'oxs_db_pool_connections',
+    'The database pool by state: its size (max), connections busy, idle and opening (connecting), and statements waiting for one (waiting)',
     ['state'], (gauge) => {
       const stats = app.database.poolStats()
       gauge.set({ state: 'max' }, stats.max)
@@ -71,12 +72,12 @@ export default fp(async function metricsPlugin (app, options: { metrics: Service
 
   // The sellers' webhook endpoints: how many, and how far their deliveries are behind (delivery-backlog.ts).
   const backlog = readPerScrape(() => readDeliveryBacklog(app.database.db))
-  gaugeFromRead(metrics, backlog, 'oxs_webhook_endpoints', 'The sellers\' webhook endpoints by status', ['status'],
+  gaugeFromRead(metrics, backlog, 'oxs_webhook_endpoints', 'The sellers\' webhook endpoints by status (ENABLED, DISABLED)', ['status'],
     (gauge, read) => { for (const [status, n] of Object.entries(read.endpoints)) gauge.set({ status }, n) })
   gaugeFromRead(metrics, backlog, 'oxs_webhook_events_behind', 'Events not yet queued for the enabled endpoints of their sellers', [],
     (gauge, read) => gauge.set(read.eventsBehind))
   gaugeFromRead(metrics, backlog, 'oxs_webhook_deliveries_pending',
-    'Deliveries to enabled endpoints not yet delivered or given up: due now, or scheduled later (a retry, or in flight)',
+    'Deliveries to enabled endpoints not yet delivered or given up: due now (due), or scheduled later (scheduled: a retry, or in flight)',
     ['state'], (gauge, read) => {
       gauge.set({ state: 'due' }, read.due)
       gauge.set({ state: 'scheduled' }, read.scheduled)
