@@ -152,7 +152,9 @@ stand_in "$OFFICIAL_DEBIAN" "$BASE"
 
 step "podman build (the project's Dockerfile)"
 build_started=$SECONDS
-podman build --pull=never --network host -t "$IMAGE" -f Dockerfile . >"$scratch/build.log" 2>&1 \
+# --jobs 2: the build stage and the production-dependencies stage depend on nothing of each other; each spends
+# most of its time in its own npm ci, side by side on the two cores.
+podman build --pull=never --network host --jobs 2 -t "$IMAGE" -f Dockerfile . >"$scratch/build.log" 2>&1 \
   || { tail -40 "$scratch/build.log"; fail "podman build"; }
 echo "built in $((SECONDS - build_started)) s"
 
