@@ -16,7 +16,7 @@ export const EventFeedText = {
   typesEmpty: 'types must name at least one event type; leave it out for events of every type',
   unknownType: (got: string) => `types: ${quoted(got)} is not an event type; the types are ${EVENT_TYPES.join(', ')}`,
   outsideFullOrder: (field: string) =>
-    `An event's order is read with the full selection of spec 2.1–2.7: ${field} is not part of it (read it through orders)`,
+    `An event's order is read with the full order selection (the fields of orders.graphql): ${field} is not part of it (read it through orders)`,
   expired: (after: string, oldest: string) =>
     `after ${after} is older than the events kept: the oldest available sequence is ${oldest}. ` +
     `Events between them were removed (EVENT_RETENTION_DAYS); read the orders to catch up, then continue with after "${BigInt(oldest) - 1n}"`

@@ -263,7 +263,7 @@ t.test('the pass-through and the standard execution answer the feed byte for byt
   t.match(await refusal({ types: [] }), { message: 'types must name at least one event type; leave it out for events of every type', extensions: { field: 'types' } })
   t.match(await refusal({ types: ['order.placed', 'order.lost'] }), { message: `types: "order.lost" is not an event type; the types are ${EVENT_TYPES.join(', ')}`, extensions: { field: 'types' } })
   const outside = JSON.parse((await ask(m.app, token, '{ events { nodes { order { orderItems { sku { id } } } } } }')).body)
-  t.match(outside.errors, [{ message: 'An event\'s order is read with the full selection of spec 2.1–2.7: Sku.id is not part of it (read it through orders)', extensions: { code: 'BAD_USER_INPUT', field: 'order' } }])
+  t.match(outside.errors, [{ message: 'An event\'s order is read with the full order selection (the fields of orders.graphql): Sku.id is not part of it (read it through orders)', extensions: { code: 'BAD_USER_INPUT', field: 'order' } }])
 })
 
 t.test('the cost of a page: asked for as orders\' is, billed for what came back', async (t) => {
