@@ -1,7 +1,7 @@
 import type { PlatformOrder } from './order-schemas.js'
 
 /*
- * A typical row of POST /v2/platform/orders, for the OpenAPI example (routes/platform-order-docs.ts) and
+ * A typical row of POST /v2/platform/orders, for the OpenAPI example (routes/platform-orders.ts) and
  * for the orders the tests and bench:events place. It is here, beside the row's schema, because the docs
  * need it and src may not import from test/ or bench/; they import it from here.
  */

@@ -1,11 +1,18 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { badRequest } from '../errors.js'
+import { MAX_JSON_DEPTH } from '../http/json-body.js'
+import type { ItemError } from '../item-error.js'
 import { withIdempotency } from '../plugins/idempotency.js'
 import { ReferenceEngine } from '../references/reference-engine.js'
+import { checkReferenceRow } from '../references/reference-row.js'
 import { MAX_REFERENCE_ROWS } from '../references/schemas.js'
 import { syncReferences } from '../references/sync-references.js'
-import { ReferenceCode, ReferenceText } from '../references/texts.js'
+import { ReferenceCode, ReferenceErrors, ReferenceText } from '../references/texts.js'
 import { success } from '../rest-envelope.js'
-import { restEndpoints } from './rest-contract.js'
+import {
+  checkedByTheRoute, commonAnswers, documentedAnswers, documentedBody, failureExample, invalidJson, tooDeep
+} from './documented.js'
+import { restEndpoints, type ReferencesResponse } from './rest-contract.js'
 import { readArrayBodyInto, streamJsonBodies } from './streamed-json-array.js'
 
 /*
@@ -23,14 +30,67 @@ declare module 'fastify' {
   }
 }
 
+const rowError = (index: number, { code, text }: ItemError) => ({ index, error: text, code })
+const badRow = checkReferenceRow({ type: 'OFFER', id: 77, syncId: '' })
+if (badRow.error === undefined) throw new Error('the example row must be one the service refuses')
+const synced: ReferencesResponse = success(ReferenceText.success, {
+  received: 5,
+  inserted: 1,
+  updated: 2,
+  unchanged: 0,
+  failed: 2,
+  errors: [rowError(3, ReferenceErrors.notFound('ITEM', 999999)), rowError(4, badRow.error)],
+  matched: { retailers: 3, shops: 0, offers: 0 }
+})
+
 const referencesSyncRoutes: FastifyPluginAsync<{ engine: ReferenceEngine }> = async (app, { engine }) => {
   const limit = app.config.SYNC_BODY_LIMIT_BYTES
   streamJsonBodies(app, limit)
 
-  const { path, responses } = restEndpoints.referencesSync
-  app.put(path, {
+  const endpoint = restEndpoints.referencesSync
+  app.put(endpoint.path, {
     bodyLimit: limit,
-    schema: { response: { 200: responses[200], 400: responses[400], 401: responses[401] } },
+    // The body is streamed and checked row by row (a bad row is reported, not the request refused).
+    validatorCompiler: checkedByTheRoute,
+    schema: {
+      operationId: 'syncReferences',
+      summary: 'Set your own sync IDs for retailers, shops, items and offers',
+      description: `A JSON array of 1 to ${MAX_REFERENCE_ROWS} rows {type, id, syncId}; each row sets (or, with null, clears) ` +
+        'your sync ID for one record, by the id the orders read shows. A record you do not see is answered like one that ' +
+        'does not exist. A sync ID maps one record of a type: uniqueness is checked on the result of the whole request, ' +
+        'so one request may swap two sync IDs. The next orders read shows the new sync IDs; data.matched counts your stored ' +
+        'outstanding shipment rows that now match. One request is one transaction, so sending it again is safe ' +
+        `(it answers unchanged). Body at most ${limit} bytes, streamed.`,
+      tags: ['References'],
+      security: [{ apiKeyHeader: [] }],
+      body: documentedBody(endpoint.request, {
+        rows: {
+          summary: 'A retailer mapped, two shops swapping their sync IDs, an offer cleared',
+          value: [
+            { type: 'RETAILER', id: 12, syncId: 'CUST-0042' },
+            { type: 'SHOP', id: 51, syncId: 'OUTLET-2' },
+            { type: 'SHOP', id: 52, syncId: 'OUTLET-1' },
+            { type: 'OFFER', id: 301, syncId: null }
+          ]
+        }
+      }),
+      response: documentedAnswers(endpoint, {
+        200: {
+          description: 'Every row was processed; refused rows are in data.errors by index (nothing of them applied)',
+          examples: { synced: { summary: 'One new mapping, two changed (a swap), two refused', value: synced } }
+        },
+        400: {
+          description: 'The body is not a non-empty JSON array, has too many rows, or is not valid JSON (nothing is written)',
+          examples: {
+            notAnArray: failureExample(badRequest(ReferenceCode.notAnArray, ReferenceText.notAnArray), 'Not a non-empty array'),
+            tooManyRows: failureExample(badRequest(ReferenceCode.tooManyRows, ReferenceText.tooManyRows(MAX_REFERENCE_ROWS, 100_001)), `More than ${MAX_REFERENCE_ROWS} rows`),
+            invalidJson,
+            tooDeep: tooDeep(MAX_JSON_DEPTH)
+          }
+        },
+        ...commonAnswers(limit)
+      })
+    },
     onRequest: app.requireCredential('api-key', 'x-api-key'),
     config: {
       idempotent: true,

@@ -40,16 +40,6 @@ export const PlatformStatusUpdateItemSchema = Type.Object({
   reason: Type.Optional(ReasonSchema)
 }, { title: 'PlatformStatusUpdateItem', description: 'One order moved by the marketplace: CANCELLED or DELIVERED' })
 
-/**
- * The body as the route declares it. Items are deliberately not constrained here: one bad item must
- * never reject the batch, so each is validated on its own (status-item.ts) and reported per order.
- */
-export const StatusUpdateBodySchema = Type.Object({
-  order_status: Type.Array(Type.Unknown({ description: 'A StatusUpdateItem (Order_id, Order_Status, reason), validated one by one' }), {
-    minItems: 1, maxItems: MAX_ITEMS
-  })
-})
-
 export const OrderErrorSchema = Type.Object({
   // Additive to orderId: which item failed, so a client lines results up with what it sent
   // even when an order appears twice or an item has no usable id.

@@ -5,7 +5,6 @@ import { graphql } from '../helpers/graphql.js'
 import { createCatalogue, createOrder, createRetailer } from '../helpers/order-fixtures.js'
 import { PLATFORM_RETAILERS_PATH, PLATFORM_SELLERS_PATH } from '../../src/routes/rest-contract.js'
 import { PlatformRowErrors as E } from '../../src/platform/texts.js'
-import { platformDocs } from '../../src/routes/platform-docs.js'
 
 /*
  * PUT /v2/platform/retailers (docs/platform/api.md): the per-row results, every refusal's text and code, a
@@ -278,11 +277,12 @@ t.test('a retailers batch and a sellers batch on the same seller take turns, nev
 })
 
 t.test('the OpenAPI document\'s example is what the route answers, sent and re-sent', async (t) => {
-  const { retailers, config } = await setup(t, [101, 102])
-  const doc = platformDocs(config).platformRetailers
-  const { processed, resent } = doc.responses[200].examples
-  t.same((await retailers(doc.requestExamples.retailers.value)).json(), processed.value)
-  t.same((await retailers(doc.requestExamples.retailers.value)).json(), resent.value)
+  const { retailers, app } = await setup(t, [101, 102])
+  const { requestBody, responses } = (await app.inject({ url: '/v2/openapi.json' })).json().paths[PLATFORM_RETAILERS_PATH].put
+  const sent = requestBody.content['application/json'].examples.retailers.value
+  const { processed, resent } = responses['200'].content['application/json'].examples
+  t.same((await retailers(sent)).json(), processed.value)
+  t.same((await retailers(sent)).json(), resent.value)
 })
 
 t.test('each seller reads the same retailer through its orders, with its own sync IDs only', async (t) => {
