@@ -28,6 +28,7 @@ import shipmentSyncRoutes from './routes/shipment-sync.js'
 import referencesSyncRoutes from './routes/references-sync.js'
 import { ReferenceEngine } from './references/reference-engine.js'
 import platformRoutes from './routes/platform.js'
+import platformMoneyRoutes from './routes/platform-money.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import type { Tracing } from './tracing/tracing.js'
 
@@ -114,6 +115,7 @@ export async function buildApp (
   app.addHook('onClose', async () => { await referenceEngine.close() })
   await app.register(referencesSyncRoutes, { engine: referenceEngine })
   await app.register(platformRoutes)
+  await app.register(platformMoneyRoutes)
   await app.register(webhookEndpointRoutes)
   if (explorerEnabled(config)) await app.register(graphiqlRoutes, { graphqlPath: GRAPHQL_PATH })
   return app

@@ -85,6 +85,17 @@ export const ERROR_AREAS: ErrorArea[] = [
     ]
   },
   {
+    title: 'Platform money',
+    about: 'The finance routes: a list\'s query refused as a whole, the ledger of an unknown seller, and each settle row\'s ' +
+      'error in `data.errors[]`; a settle body\'s own refusals are the platform routes\' ' +
+      '([the marketplace\'s money](../platform/money.md)).',
+    tables: [
+      { kind: 'coded', file: 'src/money/texts.ts', codes: 'MoneyCode', texts: 'MoneyText', status: '400' },
+      { kind: 'coded', file: 'src/money/texts.ts', codes: 'MoneyNotFoundCode', texts: 'MoneyNotFoundText', status: '404' },
+      { kind: 'items', file: 'src/money/texts.ts', name: 'SettleRowErrors', status: ITEM }
+    ]
+  },
+  {
     title: 'Platform orders',
     about: 'Each order row\'s error of `POST /v2/platform/orders` in `data.errors[]`; its request-level refusals are ' +
       'the platform routes\' ([the marketplace\'s orders](../platform/orders.md)).',

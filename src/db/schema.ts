@@ -261,7 +261,9 @@ export const pointsLedger = pgTable('points_ledger', {
   unique('points_ledger_order_kind_key').on(t.orderId, t.kind),
   // One entry per (seller, reference): a re-sent top-up can never be booked twice.
   unique('points_ledger_seller_reference_key').on(t.sellerId, t.reference),
-  index('points_ledger_seller_idx').on(t.sellerId)
+  index('points_ledger_seller_idx').on(t.sellerId),
+  // A seller's ledger paged by id (keyset) within a time range (src/money/list-ledger.ts).
+  index('points_ledger_seller_id_idx').on(t.sellerId, t.id)
 ])
 
 export const refundStatus = pgEnum('refund_status', ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'MANUAL'])
@@ -277,9 +279,17 @@ export const refunds = pgTable('refunds', {
   gateway: text('gateway'),
   gatewayReference: text('gateway_reference'),
   lastError: text('last_error'),
+  /** Finance's own reference of the payment that settled a MANUAL refund (POST /v2/platform/refunds/settle). */
+  reference: text('reference'),
+  settledAt: timestamp('settled_at', { withTimezone: true }),
   createdAt: createdAt(),
   updatedAt: updatedAt()
-})
+}, (t) => [
+  // The finance lists page by id (keyset) within a status or a seller (src/money/).
+  index('refunds_status_id_idx').on(t.status, t.id),
+  index('refunds_seller_id_idx').on(t.sellerId, t.id),
+  index('refunds_created_at_idx').on(t.createdAt)
+])
 
 export const payoutStatus = pgEnum('payout_status', ['ON_HOLD', 'SCHEDULED', 'PAID', 'CANCELLED'])
 
@@ -291,9 +301,17 @@ export const payoutSchedules = pgTable('payout_schedules', {
   amount: money('amount').notNull(),
   status: payoutStatus('status').notNull().default('ON_HOLD'),
   scheduledFor: date('scheduled_for'),
+  /** Finance's own reference of the transfer that paid a SCHEDULED payout (POST /v2/platform/payouts/settle). */
+  reference: text('reference'),
+  paidAt: timestamp('paid_at', { withTimezone: true }),
   createdAt: createdAt(),
   updatedAt: updatedAt()
-})
+}, (t) => [
+  // The finance lists page by id (keyset) within a status or a seller (src/money/).
+  index('payout_schedules_status_id_idx').on(t.status, t.id),
+  index('payout_schedules_seller_id_idx').on(t.sellerId, t.id),
+  index('payout_schedules_created_at_idx').on(t.createdAt)
+])
 
 /**
  * One row per side effect applied to an order (e.g. DEAL_QUANTITY_RETURNED). Writing it in the same

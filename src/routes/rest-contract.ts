@@ -4,6 +4,10 @@ import {
   PlatformRetailersRequestSchema, PlatformSellersRequestSchema
 } from '../platform/schemas.js'
 import { PlatformOrdersRequestSchema } from '../platform/order-schemas.js'
+import {
+  LedgerListQuerySchema, LedgerPageSchema, LedgerParamsSchema, PayoutListQuerySchema, PayoutPageSchema,
+  RefundListQuerySchema, RefundPageSchema, SettleRequestSchema
+} from '../money/schemas.js'
 import { MAX_SYNC_ROWS, SyncDataSchema, SyncRequestSchema } from '../shipments/schemas.js'
 import { MAX_REFERENCE_ROWS, ReferencesDataSchema, ReferencesRequestSchema } from '../references/schemas.js'
 import {
@@ -35,6 +39,12 @@ export const PLATFORM_ORDER_STATUS_PATH = '/v2/platform/orders/update-status'
 export const PLATFORM_RETAILERS_PATH = '/v2/platform/retailers'
 export const PLATFORM_CATALOGUE_PATH = '/v2/platform/catalogue'
 export const PLATFORM_DEALS_PATH = '/v2/platform/deals'
+export const PLATFORM_REFUNDS_PATH = '/v2/platform/refunds'
+export const PLATFORM_REFUNDS_SETTLE_PATH = '/v2/platform/refunds/settle'
+export const PLATFORM_PAYOUTS_PATH = '/v2/platform/payouts'
+export const PLATFORM_PAYOUTS_SETTLE_PATH = '/v2/platform/payouts/settle'
+/** One seller's points ledger: a path parameter, written as OpenAPI writes it (routePath() for Fastify). */
+export const PLATFORM_LEDGER_PATH = '/v2/platform/sellers/{companyId}/ledger'
 export const WEBHOOK_ENDPOINTS_PATH = '/v2/webhooks/endpoints'
 /** One of the seller's webhook endpoints: a path parameter, written as OpenAPI writes it (routePath() for Fastify). */
 export const WEBHOOK_ENDPOINT_PATH = `${WEBHOOK_ENDPOINTS_PATH}/{id}`
@@ -82,6 +92,21 @@ export const PlatformBatchResponseSchema = Type.Composite([SuccessEnvelope(Platf
   description: 'Every row was processed: inserted, updated or unchanged, or refused and listed in data.errors by index'
 })
 export type PlatformBatchResponse = Static<typeof PlatformBatchResponseSchema>
+
+export const RefundPageResponseSchema = Type.Composite([SuccessEnvelope(RefundPageSchema)], {
+  title: 'RefundPageResponse', description: 'A page of refunds, oldest first'
+})
+export type RefundPageResponse = Static<typeof RefundPageResponseSchema>
+
+export const PayoutPageResponseSchema = Type.Composite([SuccessEnvelope(PayoutPageSchema)], {
+  title: 'PayoutPageResponse', description: 'A page of payouts, oldest first'
+})
+export type PayoutPageResponse = Static<typeof PayoutPageResponseSchema>
+
+export const LedgerPageResponseSchema = Type.Composite([SuccessEnvelope(LedgerPageSchema)], {
+  title: 'LedgerPageResponse', description: 'A page of a seller\'s points entries, oldest first'
+})
+export type LedgerPageResponse = Static<typeof LedgerPageResponseSchema>
 
 export const WebhookEndpointCreatedResponseSchema = Type.Composite([CreatedEnvelope(CreatedEndpointSchema)], {
   title: 'WebhookEndpointCreatedResponse', description: 'The endpoint was created; its secret is in this answer alone'
@@ -177,6 +202,15 @@ const webhookFailures = {
  * answer) and then webhookFailures, so no route can leave out a failure or add one of its own. The keys
  * come in the order the other entries write them: schema/rest.json lists them so.
  */
+/** What a finance list (GET, no body) may answer besides its page. */
+const listFailures = {
+  400: RequestFailureSchema,
+  401: RequestFailureSchema,
+  429: RequestFailureSchema,
+  500: RequestFailureSchema,
+  503: RequestFailureSchema
+}
+
 function webhookRoute<Own extends Omit<Endpoint, 'responses'>, Answer extends Record<number, TSchema>> (
   own: Own, answer: Answer
 ): Own & { responses: Answer & typeof webhookFailures } {
@@ -251,6 +285,37 @@ export const restEndpoints = {
     method: 'PUT',
     path: PLATFORM_DEALS_PATH,
     request: PlatformDealsRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformRefunds: {
+    method: 'GET',
+    path: PLATFORM_REFUNDS_PATH,
+    query: RefundListQuerySchema,
+    responses: { 200: RefundPageResponseSchema, ...listFailures }
+  },
+  platformPayouts: {
+    method: 'GET',
+    path: PLATFORM_PAYOUTS_PATH,
+    query: PayoutListQuerySchema,
+    responses: { 200: PayoutPageResponseSchema, ...listFailures }
+  },
+  platformLedger: {
+    method: 'GET',
+    path: PLATFORM_LEDGER_PATH,
+    params: LedgerParamsSchema,
+    query: LedgerListQuerySchema,
+    responses: { 200: LedgerPageResponseSchema, 404: RequestFailureSchema, ...listFailures }
+  },
+  platformRefundsSettle: {
+    method: 'POST',
+    path: PLATFORM_REFUNDS_SETTLE_PATH,
+    request: SettleRequestSchema,
+    responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
+  },
+  platformPayoutsSettle: {
+    method: 'POST',
+    path: PLATFORM_PAYOUTS_SETTLE_PATH,
+    request: SettleRequestSchema,
     responses: { 200: PlatformBatchResponseSchema, 400: RequestFailureSchema, ...requestFailures }
   },
   webhookEndpointCreate: webhookRoute(

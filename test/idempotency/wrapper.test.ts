@@ -145,6 +145,17 @@ t.test('every endpoint of the REST contract that takes an Idempotency-Key replay
       headers: { authorization: `Bearer ${platform}` },
       payload: [{ id: 1, companyId: 900, offerId: 1, dealDate: '2024-06-30', dealPrice: 1, maxQuantity: 1 }]
     },
+    platformRefunds: noKey('a read'),
+    platformPayouts: noKey('a read'),
+    platformLedger: noKey('a read'),
+    platformRefundsSettle: {
+      headers: { authorization: `Bearer ${platform}` },
+      payload: [{ id: '999999', reference: 'UTR-1' }]
+    },
+    platformPayoutsSettle: {
+      headers: { authorization: `Bearer ${platform}` },
+      payload: [{ id: 999_999, reference: 'NEFT-1' }]
+    },
     webhookEndpointCreate: secret,
     webhookEndpointList: noKey('a read'),
     webhookEndpointUpdate: noKey('a patch sent again sets the same values again'),
