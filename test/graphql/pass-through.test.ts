@@ -9,6 +9,7 @@ import { SCHEMA_PATH } from '../../src/graphql/plugin.js'
 import { build, testConfig, type TestDatabase } from '../helpers/build.js'
 import { credential, seedDemo } from '../helpers/fixtures.js'
 import { Random, randomDocument, type InputPool, type RandomDocument } from '../helpers/random-documents.js'
+import { fuzzRuns } from '../helpers/fuzz.js'
 
 /*
  * The pass-through (graphql/pass-through.ts) is an optimisation, never a behaviour: for thousands of
@@ -97,7 +98,7 @@ async function twoApps (t: Test, env: Record<string, string> = {}): Promise<{
 t.test('random documents: the pass-through and the standard execution answer byte for byte alike', async (t) => {
   const { fast, standard, token, pool } = await twoApps(t)
   const rand = new Random(20261124)
-  const DOCUMENTS = 3000
+  const DOCUMENTS = fuzzRuns(3000)
   const differences: string[] = []
   let withData = 0
   for (let i = 0; i < DOCUMENTS && differences.length < 5; i++) {

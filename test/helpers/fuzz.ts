@@ -9,9 +9,15 @@ import { RequestError } from '../../src/errors.js'
  * internal in the body).
  */
 
-/** Runs per property; FUZZ_RUNS scales every suite up or down (default: a few thousand in all). */
+/**
+ * Runs per property: `base` is a suite's full size, which `npm run test:deep` runs (FUZZ_RUNS_FACTOR=1).
+ * `npm test`, and so CI, runs half of it (still a thousand and more requests a suite, from the same fixed
+ * seeds): the fuzzers were a fifth of the suite's time, and half their cases found every defect the full size
+ * has found so far. FUZZ_RUNS_FACTOR scales every suite (10: ten times the full size).
+ */
+export const DEFAULT_FUZZ_RUNS_FACTOR = 0.5
 export function fuzzRuns (base: number): number {
-  const factor = Number(process.env.FUZZ_RUNS_FACTOR ?? 1)
+  const factor = Number(process.env.FUZZ_RUNS_FACTOR ?? DEFAULT_FUZZ_RUNS_FACTOR)
   return Math.max(1, Math.round(base * factor))
 }
 
