@@ -53,8 +53,11 @@ t.test('the worker SIGKILLed mid-delivery: after a restart every delivery is mad
   const events = await database.sql`select count(*)::int as n from seller_events where seller_id = ${shop.sellerId}`
   t.equal(events[0].n, 10, 'ten events')
 
-  // Ten to the operator's endpoint, ten to each WhatsApp channel; the seller's channel (the log) is done at once.
+  // Ten to the operator's endpoint, ten to each WhatsApp channel; the seller's channel (the log) is done at once,
+  // but written with the deliverer's next results: wait for both states before the kill.
   await eventually(t, 'thirty attempts in flight', () => receiver.received.length >= 30)
+  await eventually(t, 'the log channel written DELIVERED', async () =>
+    (await deliveriesOf(database)).filter((d) => d.kind === 'notify-seller' && d.status === 'DELIVERED').length === 10)
   first.child.kill('SIGKILL')
   t.same(await first.exited, { code: null, signal: 'SIGKILL' })
   const killed = await deliveriesOf(database)
