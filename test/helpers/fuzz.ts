@@ -16,9 +16,10 @@ import { RequestError } from '../../src/errors.js'
  * has found so far. FUZZ_RUNS_FACTOR scales every suite (10: ten times the full size).
  */
 export const DEFAULT_FUZZ_RUNS_FACTOR = 0.5
-export function fuzzRuns (base: number): number {
+/** `atLeast`: a suite whose checks of what the fuzz reached need that many runs never runs fewer. */
+export function fuzzRuns (base: number, atLeast = 1): number {
   const factor = Number(process.env.FUZZ_RUNS_FACTOR ?? DEFAULT_FUZZ_RUNS_FACTOR)
-  return Math.max(1, Math.round(base * factor))
+  return Math.max(atLeast, Math.round(base * factor))
 }
 
 /** Fixed seeds: a failure is reproducible; FUZZ_SEED overrides for exploration. */

@@ -284,6 +284,8 @@ const NOT_SELLER_ROUTES = new Set([
   'GET /graphiql', 'GET /graphiql/assets/:name',
   'PUT /v2/platform/sellers', 'POST /v2/platform/sellers/points', 'PUT /v2/platform/retailers',
   'POST /v2/platform/orders', 'POST /v2/platform/orders/update-status', 'PUT /v2/platform/catalogue', 'PUT /v2/platform/deals',
+  'GET /v2/platform/refunds', 'POST /v2/platform/refunds/settle', 'GET /v2/platform/payouts', 'POST /v2/platform/payouts/settle',
+  'GET /v2/platform/sellers/:companyId/ledger',
   // CORS preflight, answered before any route.
   'OPTIONS *'
 ])
